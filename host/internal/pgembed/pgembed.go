@@ -1,0 +1,317 @@
+// Package pgembed runs a private PostgreSQL cluster with the machine's own PostgreSQL
+// binaries: the embedded default of `lectern serve` when DATABASE_URL is unset, and
+// the one cluster a `make test` run shares among its test packages.
+//
+// The cluster listens on a Unix socket only (listen_addresses is empty), in a
+// directory of mode 0700, so only its owner can connect. When the host runs as root,
+// initdb and the server run as the `postgres` system user, because PostgreSQL refuses
+// to run as root.
+package pgembed
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// MinMajorVersion is the oldest PostgreSQL the schema supports (it uses UNIQUE NULLS
+// NOT DISTINCT, new in 15).
+const MinMajorVersion = 15
+
+// SuperUser is the database superuser that initdb creates.
+const SuperUser = "lectern"
+
+// Options says where and how to run a cluster.
+type Options struct {
+	// Dir holds the cluster: data/ (PGDATA), run/ (the socket) and postgres.log.
+	// It is created when missing.
+	Dir string
+
+	// Durable keeps fsync and full-page writes on. Set for real data (make run);
+	// leave false for throwaway test clusters, which then run several times faster.
+	Durable bool
+
+	// Install lets Start install PostgreSQL through the system package manager when
+	// no usable binaries are found and the process runs as root.
+	Install bool
+
+	// MaxConnections is the server's max_connections. Default 100.
+	MaxConnections int
+
+	// Logger receives progress lines. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Cluster is a running private PostgreSQL server.
+type Cluster struct {
+	dir       string
+	dataDir   string
+	socketDir string
+	binDir    string
+	owner     *sysUser // nil when the cluster runs as the current user
+	log       *slog.Logger
+}
+
+// Start finds PostgreSQL binaries (installing them when allowed), creates the cluster
+// on first use and starts the server. A server already running on the same data
+// directory (left behind by a killed process) is adopted. Call Stop when done.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("pgembed: Options.Dir is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MaxConnections == 0 {
+		opts.MaxConnections = 100
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("pgembed: %w", err)
+	}
+	binDir, err := findBinaries(ctx, opts.Install, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, dataDir: filepath.Join(dir, "data"), binDir: binDir, log: opts.Logger}
+	if os.Geteuid() == 0 {
+		if c.owner, err = lookupSysUser("postgres"); err != nil {
+			return nil, fmt.Errorf("pgembed: running as root, PostgreSQL must run as the postgres system user: %w", err)
+		}
+	}
+	c.socketDir = socketDirFor(dir)
+
+	if err := c.prepareDirs(); err != nil {
+		return nil, err
+	}
+	if !fileExists(filepath.Join(c.dataDir, "PG_VERSION")) {
+		if err := c.initdb(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.writeConf(opts); err != nil {
+		return nil, err
+	}
+	if c.running(ctx) {
+		c.log.Info("adopting running PostgreSQL cluster", "dir", c.dir)
+		return c, nil
+	}
+	logFile := filepath.Join(c.dir, "postgres.log")
+	if err := c.run(ctx, "pg_ctl", "start", "-D", c.dataDir, "-l", logFile, "-w", "-t", "60", "-s"); err != nil {
+		return nil, fmt.Errorf("pgembed: start server (see %s): %w", logFile, err)
+	}
+	c.log.Info("started private PostgreSQL cluster", "dir", c.dir, "socket", c.socketDir)
+	return c, nil
+}
+
+// Dir is the folder holding the cluster.
+func (c *Cluster) Dir() string { return c.dir }
+
+// ConnString returns a connection URL for database db as the superuser, over the
+// cluster's Unix socket.
+func (c *Cluster) ConnString(db string) string {
+	q := url.Values{}
+	q.Set("host", c.socketDir)
+	q.Set("sslmode", "disable")
+	return (&url.URL{Scheme: "postgres", User: url.User(SuperUser), Path: "/" + db, RawQuery: q.Encode()}).String()
+}
+
+// EnsureDatabase creates database name when it does not exist yet.
+func (c *Cluster) EnsureDatabase(ctx context.Context, name string) error {
+	if !regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`).MatchString(name) {
+		return fmt.Errorf("pgembed: invalid database name %q", name)
+	}
+	out, err := c.output(ctx, "psql", "-h", c.socketDir, "-U", SuperUser, "-d", "postgres", "-XAtqc",
+		"SELECT 1 FROM pg_database WHERE datname = '"+name+"'")
+	if err != nil {
+		return fmt.Errorf("pgembed: look up database %s: %w", name, err)
+	}
+	if strings.TrimSpace(out) == "1" {
+		return nil
+	}
+	if err := c.run(ctx, "createdb", "-h", c.socketDir, "-U", SuperUser, name); err != nil {
+		return fmt.Errorf("pgembed: create database %s: %w", name, err)
+	}
+	return nil
+}
+
+// Stop shuts the server down (fast mode: open sessions are rolled back) and waits.
+func (c *Cluster) Stop(ctx context.Context) error {
+	if !c.running(ctx) {
+		return nil
+	}
+	if err := c.run(ctx, "pg_ctl", "stop", "-D", c.dataDir, "-m", "fast", "-w", "-t", "60", "-s"); err != nil {
+		return fmt.Errorf("pgembed: stop server: %w", err)
+	}
+	c.log.Info("stopped private PostgreSQL cluster", "dir", c.dir)
+	return nil
+}
+
+// Remove stops the server and deletes the cluster's folder, and its socket folder
+// when that lives elsewhere.
+func (c *Cluster) Remove(ctx context.Context) error {
+	if err := c.Stop(ctx); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(c.socketDir, c.dir+string(filepath.Separator)) {
+		_ = os.RemoveAll(c.socketDir)
+	}
+	if err := os.RemoveAll(c.dir); err != nil {
+		return fmt.Errorf("pgembed: remove %s: %w", c.dir, err)
+	}
+	return nil
+}
+
+func (c *Cluster) running(ctx context.Context) bool {
+	if !fileExists(filepath.Join(c.dataDir, "postmaster.pid")) {
+		return false
+	}
+	// pg_ctl status exits 0 when the server runs, 3 when it does not.
+	return c.run(ctx, "pg_ctl", "status", "-D", c.dataDir) == nil
+}
+
+func (c *Cluster) prepareDirs() error {
+	for _, d := range []string{c.dir, c.socketDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("pgembed: create %s: %w", d, err)
+		}
+		if err := os.Chmod(d, 0o700); err != nil {
+			return fmt.Errorf("pgembed: %w", err)
+		}
+		if err := c.chown(d); err != nil {
+			return err
+		}
+	}
+	if c.owner != nil {
+		// The postgres user must be able to reach the folder through its parents.
+		if err := c.runIn(context.Background(), c.dir, "pg_ctl", "--version"); err != nil {
+			return fmt.Errorf("pgembed: the postgres system user cannot enter %s (check the permissions of its parent folders): %w", c.dir, err)
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) initdb(ctx context.Context) error {
+	c.log.Info("creating private PostgreSQL cluster", "dir", c.dataDir)
+	err := c.run(ctx, "initdb", "-D", c.dataDir, "-U", SuperUser, "-E", "UTF8", "--locale=C",
+		"--auth-local=trust", "--auth-host=reject", "-N")
+	if err != nil {
+		// Leave no half-made cluster behind for the next start to trip over.
+		_ = os.RemoveAll(c.dataDir)
+		return fmt.Errorf("pgembed: initdb: %w", err)
+	}
+	conf := filepath.Join(c.dataDir, "postgresql.conf")
+	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("pgembed: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("\n# Lectern writes its settings into lectern.conf at every start.\ninclude_if_exists = 'lectern.conf'\n"); err != nil {
+		return fmt.Errorf("pgembed: %w", err)
+	}
+	return nil
+}
+
+// writeConf rewrites lectern.conf at every start, so a moved checkout or a changed
+// option takes effect.
+func (c *Cluster) writeConf(opts Options) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "listen_addresses = ''\n")
+	fmt.Fprintf(&b, "unix_socket_directories = '%s'\n", strings.ReplaceAll(c.socketDir, "'", "''"))
+	fmt.Fprintf(&b, "unix_socket_permissions = 0700\n")
+	fmt.Fprintf(&b, "max_connections = %d\n", opts.MaxConnections)
+	fmt.Fprintf(&b, "timezone = 'UTC'\n")
+	if !opts.Durable {
+		fmt.Fprintf(&b, "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
+	}
+	path := filepath.Join(c.dataDir, "lectern.conf")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return fmt.Errorf("pgembed: write %s: %w", path, err)
+	}
+	return c.chown(path)
+}
+
+func (c *Cluster) chown(path string) error {
+	if c.owner == nil {
+		return nil
+	}
+	if err := os.Chown(path, int(c.owner.uid), int(c.owner.gid)); err != nil {
+		return fmt.Errorf("pgembed: hand %s to the postgres user: %w", path, err)
+	}
+	return nil
+}
+
+func (c *Cluster) command(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.binDir, name), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "PGTZ=UTC")
+	if c.owner != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: c.owner.uid, Gid: c.owner.gid}}
+		cmd.Env = append(cmd.Env, "HOME="+c.owner.home, "USER=postgres", "LOGNAME=postgres")
+	}
+	return cmd
+}
+
+func (c *Cluster) run(ctx context.Context, name string, args ...string) error {
+	return c.runIn(ctx, "/", name, args...)
+}
+
+func (c *Cluster) runIn(ctx context.Context, dir, name string, args ...string) error {
+	_, err := c.outputIn(ctx, dir, name, args...)
+	return err
+}
+
+func (c *Cluster) output(ctx context.Context, name string, args ...string) (string, error) {
+	return c.outputIn(ctx, "/", name, args...)
+}
+
+func (c *Cluster) outputIn(ctx context.Context, dir, name string, args ...string) (string, error) {
+	cmd := c.command(ctx, dir, name, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(stdout.String())
+		}
+		if msg != "" {
+			return "", fmt.Errorf("%s: %w: %s", name, err, msg)
+		}
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return stdout.String(), nil
+}
+
+// socketDirFor keeps the socket path under the 107-byte limit of sun_path: inside the
+// cluster folder when it fits, else in a per-cluster folder under the temp directory.
+func socketDirFor(dir string) string {
+	in := filepath.Join(dir, "run")
+	if len(in)+len("/.s.PGSQL.5432") < 100 {
+		return in
+	}
+	return filepath.Join(os.TempDir(), "lectern-pg-"+strconv.FormatUint(uint64(fnv32(dir)), 36))
+}
+
+func fnv32(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

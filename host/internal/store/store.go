@@ -1,0 +1,52 @@
+// Package store owns Lectern's PostgreSQL connection pool, the migration runner and
+// the queries shared by every area. Ownership is enforced in SQL (WHERE user_id = $1),
+// never by filtering rows in Go.
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lectern-research/lectern/migrations"
+)
+
+// Open connects a pool to databaseURL and checks that the server answers.
+func Open(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		// The URL may carry a password: never echo it.
+		return nil, fmt.Errorf("store: DATABASE_URL is not a valid PostgreSQL connection string")
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = "lectern"
+	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: open pool: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: connect to database: %w", err)
+	}
+	return pool, nil
+}
+
+// EmbeddedMigrations returns the migrations compiled into this binary.
+func EmbeddedMigrations() ([]Migration, error) {
+	return LoadMigrations(migrations.FS)
+}
+
+// ReownLegacyRows hands legacy NULL-owned per-user rows to the single admin, when
+// exactly one live admin exists (SPEC ownership rule 9; see migration 0002). It
+// returns how many rows changed owner.
+func ReownLegacyRows(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT reown_legacy_rows()`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: reown legacy rows: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,3 @@
+module github.com/lectern-research/lectern/sdk
+
+go 1.26
