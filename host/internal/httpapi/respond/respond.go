@@ -1,0 +1,147 @@
+// Package respond writes Lectern's HTTP responses: JSON bodies and the one error body
+// every API error uses (docs/api-errors.md).
+//
+// Every error answers with
+//
+//	{"code": "not_found", "detail": "paper not found", "request_id": "…"}
+//
+// plus "fields" for validation errors and, only when DEV_ERROR_DETAIL is true, an
+// "exception" with the raw cause.
+package respond
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+)
+
+// Error is an API error: the status, a stable machine code and a sentence for people.
+// Cause is the internal error behind it; it is logged, and shown to the client only
+// when DEV_ERROR_DETAIL is true.
+type Error struct {
+	Status int
+	Code   string
+	Detail string
+	Fields []FieldError
+	Cause  error
+}
+
+// FieldError says what is wrong with one input field.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Detail, e.Cause)
+	}
+	return e.Code + ": " + e.Detail
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// BadRequest is a 400 for a request that cannot be read.
+func BadRequest(detail string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "bad_request", Detail: detail}
+}
+
+// Unauthorized is a 401: no identity, or a credential that does not verify.
+func Unauthorized(code, detail string) *Error {
+	return &Error{Status: http.StatusUnauthorized, Code: code, Detail: detail}
+}
+
+// Forbidden is a 403: the caller is known and may not do this.
+func Forbidden(code, detail string) *Error {
+	return &Error{Status: http.StatusForbidden, Code: code, Detail: detail}
+}
+
+// NotFound is a 404. Rows owned by someone else are reported as not found too.
+func NotFound(detail string) *Error {
+	return &Error{Status: http.StatusNotFound, Code: "not_found", Detail: detail}
+}
+
+// Invalid is a 422 naming each field that failed validation.
+func Invalid(detail string, fields ...FieldError) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "validation_error", Detail: detail, Fields: fields}
+}
+
+// Internal is a 500 whose cause is logged, never shown outside development.
+func Internal(cause error) *Error {
+	return &Error{Status: http.StatusInternalServerError, Code: "internal_error", Detail: "An internal error occurred.", Cause: cause}
+}
+
+// Unavailable is a 503 for a dependency that is down.
+func Unavailable(detail string, cause error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Detail: detail, Cause: cause}
+}
+
+type errorBody struct {
+	Code      string       `json:"code"`
+	Detail    string       `json:"detail"`
+	RequestID string       `json:"request_id,omitempty"`
+	Fields    []FieldError `json:"fields,omitempty"`
+	Exception string       `json:"exception,omitempty"`
+}
+
+// Err writes err as the error body. An *Error keeps its status and code; any other
+// error becomes a 500. Server-side failures are logged with the request id.
+func Err(w http.ResponseWriter, r *http.Request, err error) {
+	var apiErr *Error
+	if !errors.As(err, &apiErr) {
+		apiErr = Internal(err)
+	}
+	ctx := r.Context()
+	if apiErr.Status >= 500 {
+		slog.ErrorContext(ctx, "request failed",
+			"request_id", RequestID(ctx), "status", apiErr.Status, "code", apiErr.Code, "error", err)
+	}
+	body := errorBody{Code: apiErr.Code, Detail: apiErr.Detail, RequestID: RequestID(ctx), Fields: apiErr.Fields}
+	if Debug(ctx) && apiErr.Cause != nil {
+		body.Exception = apiErr.Cause.Error()
+	}
+	JSON(w, apiErr.Status, body)
+}
+
+// JSON writes v with the given status.
+func JSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	debugKey
+)
+
+// WithRequestID returns ctx carrying the request id.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey, id)
+}
+
+// RequestID is the id of the request ctx belongs to, or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// WithDebug returns ctx saying whether raw error detail may reach the client
+// (DEV_ERROR_DETAIL).
+func WithDebug(ctx context.Context, on bool) context.Context {
+	return context.WithValue(ctx, debugKey, on)
+}
+
+// Debug reports whether raw error detail may reach the client.
+func Debug(ctx context.Context) bool {
+	on, _ := ctx.Value(debugKey).(bool)
+	return on
+}

@@ -1,0 +1,65 @@
+// Package httpapi is Lectern's HTTP surface: the chi router and its one route table,
+// middleware (request ids, logs, panic recovery, CORS, metrics), the ops-key gate,
+// health and readiness, Prometheus metrics and the OpenAPI document.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/store"
+)
+
+// Deps are what the HTTP surface needs from the rest of the host.
+type Deps struct {
+	Config   *config.Config
+	Logger   *slog.Logger
+	Pool     *pgxpool.Pool
+	Migrator *store.Migrator
+	Version  string
+}
+
+// handler holds the dependencies every route handler shares.
+type handler struct {
+	Deps
+	metrics *metrics
+}
+
+// NewHandler builds the router with every route of the route table mounted.
+func NewHandler(deps Deps) http.Handler {
+	r, _ := newRouter(deps)
+	return r
+}
+
+func newRouter(deps Deps) (*chi.Mux, []Route) {
+	reg := prometheus.NewRegistry()
+	h := &handler{Deps: deps, metrics: newMetrics(reg, deps.Pool)}
+	routes := h.routes(reg)
+
+	r := chi.NewRouter()
+	r.Use(
+		requestID,
+		withDebug(deps.Config.DevErrorDetail),
+		observe(deps.Logger, h.metrics),
+		recoverPanics(deps.Logger),
+		securityHeaders,
+		corsMiddleware(deps.Config),
+	)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		respond.Err(w, r, respond.NotFound("no route for "+r.Method+" "+r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		respond.Err(w, r, &respond.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+			Detail: r.Method + " is not allowed on " + r.URL.Path})
+	})
+	for _, rt := range routes {
+		r.With(h.gate(rt.Access)).Method(rt.Method, rt.Pattern, rt.Handler)
+	}
+	return r, routes
+}
