@@ -33,7 +33,7 @@ import (
 
 // EnvURL names the variable holding the test server's connection URL. Its database
 // part names the maintenance database to connect to (usually postgres).
-const EnvURL = "TEST_DATABASE_URL"
+const EnvURL = pgembed.TestURLEnv
 
 // Main runs the package's tests. Call it from TestMain:
 //

@@ -28,6 +28,10 @@ import (
 // NOT DISTINCT, new in 15).
 const MinMajorVersion = 15
 
+// TestURLEnv names the variable through which `lectern devdb exec` hands the
+// cluster's URL to the test harness (host/internal/dbtest).
+const TestURLEnv = "TEST_DATABASE_URL"
+
 // SuperUser is the database superuser that initdb creates.
 const SuperUser = "lectern"
 
@@ -181,6 +185,19 @@ func (c *Cluster) running(ctx context.Context) bool {
 }
 
 func (c *Cluster) prepareDirs() error {
+	// The folder around the cluster (LECTERN_DATA_DIR) is ours: the postgres user
+	// may pass through it (x) but not list it.
+	parent := filepath.Dir(c.dir)
+	if err := os.MkdirAll(parent, 0o711); err != nil {
+		return fmt.Errorf("pgembed: create %s: %w", parent, err)
+	}
+	if c.owner != nil {
+		if fi, err := os.Stat(parent); err == nil && fi.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(parent, fi.Mode().Perm()|0o001); err != nil {
+				return fmt.Errorf("pgembed: let the postgres user pass through %s: %w", parent, err)
+			}
+		}
+	}
 	for _, d := range []string{c.dir, c.socketDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("pgembed: create %s: %w", d, err)

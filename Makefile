@@ -1,0 +1,46 @@
+# Lectern: `make run` and `make test` are the whole quick start (README.md).
+SHELL := /bin/bash
+GO    ?= go
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS := -X github.com/lectern-research/lectern/host/internal/buildinfo.version=$(VERSION)
+
+# Every folder plugins/<kind>/<name> holding a main.go is a plugin binary.
+PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/*/main.go))
+# Packages of both modules of the workspace (root and sdk).
+PKGS := ./... ./sdk/...
+
+.PHONY: build run test bench lint fmt clean
+
+## build: bin/lectern (the host) and bin/plugins/<name> (each plugin)
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lectern ./host/cmd/lectern
+	@mkdir -p bin/plugins
+	@for dir in $(PLUGIN_DIRS); do \
+		echo "$(GO) build -o bin/plugins/$$(basename $$dir) ./$$dir"; \
+		$(GO) build -ldflags "$(LDFLAGS)" -o bin/plugins/$$(basename $$dir) ./$$dir || exit 1; \
+	done
+
+## run: build, then serve API and dashboard on http://127.0.0.1:3001 with the embedded
+## PostgreSQL under .lectern/pg (or DATABASE_URL when set)
+run: build
+	./bin/lectern serve
+
+## test: the whole suite against one throwaway PostgreSQL cluster for the run
+test: build
+	./bin/lectern devdb exec -- $(GO) test -count=1 $(PKGS)
+
+## bench: benchmarks only (figures go to docs/benchmarks.md)
+bench: build
+	./bin/lectern devdb exec -- $(GO) test -count=1 -run '^$$' -bench . -benchmem $(PKGS)
+
+## lint: vet and formatting
+lint:
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l host migrations sdk plugins); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+fmt:
+	gofmt -w host migrations sdk plugins
+
+clean:
+	rm -rf bin

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/lectern-research/lectern/host/internal/buildinfo"
+	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/httpapi"
+)
+
+// shutdownGrace is how long serve waits for in-flight requests after SIGTERM.
+const shutdownGrace = 30 * time.Second
+
+func runServe(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) int {
+	fs := newFlagSet("serve", stderr)
+	addr := fs.String("addr", "", "listen address HOST:PORT (default: LISTEN_ADDR, else 127.0.0.1:3001)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg := loadConfig(env, stderr)
+	if cfg == nil {
+		return 1
+	}
+	if *addr != "" {
+		if err := checkAddr(*addr); err != nil {
+			fmt.Fprintf(stderr, "lectern: --addr: %v\n", err)
+			return 2
+		}
+		cfg.ListenAddr = *addr
+	}
+	log := newLogger(cfg, stderr)
+	for _, name := range cfg.DeprecatedSet {
+		log.Warn("ignoring deprecated variable", "variable", name)
+	}
+	log.Info("starting lectern", "version", buildinfo.Version(), "environment", cfg.Environment, "config", cfg)
+
+	if err := serve(ctx, cfg, log); err != nil {
+		log.Error("lectern stopped", "error", err)
+		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+// serve migrates the database, then serves HTTP on cfg.ListenAddr until ctx ends,
+// and then drains in-flight requests for up to shutdownGrace.
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+	}
+	defer ln.Close()
+
+	pool, closeDB, err := openDatabase(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	migrator, _, err := migrateDatabase(ctx, pool, log)
+	if err != nil {
+		// The host refuses to start on a schema it could not bring up to date.
+		return err
+	}
+
+	srv := &http.Server{
+		Handler: httpapi.NewHandler(httpapi.Deps{
+			Config: cfg, Logger: log, Pool: pool, Migrator: migrator, Version: buildinfo.Version(),
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", shutdownGrace.String())
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http server: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return nil
+}
