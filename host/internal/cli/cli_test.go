@@ -172,7 +172,9 @@ func startServe(t *testing.T, env map[string]string) (string, *syncBuffer, func(
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncBuffer{}
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, lookup(env), &bytes.Buffer{}, logs) }()
+	go func() {
+		done <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, lookup(env), &bytes.Buffer{}, logs)
+	}()
 
 	var addr string
 	deadline := time.Now().Add(time.Minute)

@@ -99,7 +99,7 @@ func TestFailingMigrationRollsBackAndNamesTheFile(t *testing.T) {
 	pool, _ := dbtest.NewEmptyDB(t)
 
 	fsys := fstest.MapFS{
-		"0001_first.sql": {Data: []byte("CREATE TABLE first_table (id int);\n")},
+		"0001_first.sql":  {Data: []byte("CREATE TABLE first_table (id int);\n")},
 		"0002_broken.sql": {Data: []byte("CREATE TABLE half_made (id int);\n\nINSERT INTO no_such_table VALUES (1);\n")},
 	}
 	migs, err := store.LoadMigrations(fsys)
