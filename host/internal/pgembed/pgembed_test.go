@@ -1,0 +1,83 @@
+package pgembed
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSocketDirStaysUnderTheSunPathLimit(t *testing.T) {
+	t.Parallel()
+	short := "/srv/lectern/pg"
+	require.Equal(t, "/srv/lectern/pg/run", socketDirFor(short))
+
+	long := "/srv/" + strings.Repeat("very-long-folder-name/", 6) + "pg"
+	got := socketDirFor(long)
+	require.True(t, strings.HasPrefix(got, filepath.Join(os.TempDir(), "lectern-pg-")), got)
+	require.Less(t, len(got)+len("/.s.PGSQL.5432"), 100)
+	require.Equal(t, got, socketDirFor(long), "the same cluster always gets the same socket folder")
+	require.NotEqual(t, got, socketDirFor(long+"2"))
+}
+
+func TestFindsASupportedPostgres(t *testing.T) {
+	t.Parallel()
+	dir, _, err := searchBinaries(context.Background())
+	require.NoError(t, err, "this machine needs PostgreSQL %d+ (make test installs it)", MinMajorVersion)
+	for _, bin := range []string{"initdb", "pg_ctl", "postgres"} {
+		require.True(t, isExecutable(filepath.Join(dir, bin)), bin)
+	}
+}
+
+func TestVersionOrder(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, 17, versionOf("/usr/lib/postgresql/17/bin"))
+	require.Equal(t, 16, versionOf("/usr/pgsql-16/bin"))
+	require.Equal(t, 0, versionOf("/usr/local/pgsql/bin"))
+}
+
+// TestClusterIsSocketOnlyAndAdoptable starts a real cluster, checks it opens no TCP
+// port, then starts it again on the same folder, as a host restarted after a crash
+// would, and finds the running server adopted.
+func TestClusterIsSocketOnlyAndAdoptable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "lectern-pgembed-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o711))
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	opts := Options{Dir: filepath.Join(dir, "pg"), Logger: slog.New(slog.DiscardHandler)}
+
+	c, err := Start(ctx, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Remove(context.Background()) })
+
+	conn, err := pgx.Connect(ctx, c.ConnString("postgres"))
+	require.NoError(t, err)
+	var listen, perms string
+	require.NoError(t, conn.QueryRow(ctx, "SHOW listen_addresses").Scan(&listen))
+	require.NoError(t, conn.QueryRow(ctx, "SHOW unix_socket_permissions").Scan(&perms))
+	require.Empty(t, listen, "no TCP listener")
+	require.Equal(t, "0700", perms)
+	conn.Close(ctx)
+
+	fi, err := os.Stat(c.socketDir)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+
+	again, err := Start(ctx, opts)
+	require.NoError(t, err, "a second start adopts the running server")
+	require.NoError(t, again.EnsureDatabase(ctx, "lectern"))
+	require.NoError(t, again.EnsureDatabase(ctx, "lectern"), "EnsureDatabase is idempotent")
+	require.Error(t, again.EnsureDatabase(ctx, "bad name; DROP"))
+
+	require.NoError(t, again.Stop(ctx))
+	require.NoFileExists(t, filepath.Join(opts.Dir, "data", "postmaster.pid"))
+	require.NoError(t, again.Remove(ctx))
+	require.NoDirExists(t, opts.Dir)
+}
