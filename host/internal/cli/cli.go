@@ -26,6 +26,8 @@ commands:
   serve     run the host: migrate the database, then serve the API (--addr HOST:PORT)
   migrate   apply pending database migrations and exit (--status: only report)
   version   print the version and the schema version this binary expects
+  config    rotate-key [--apply]: re-seal secrets from SERVICE_CONFIG_KEY_OLD to
+            SERVICE_CONFIG_KEY (a dry run without --apply)
   devdb     run a command next to a throwaway private PostgreSQL cluster
             (devdb exec -- go test ./...), as make test does
 
@@ -49,6 +51,8 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) 
 		return runVersion(stdout, stderr)
 	case "devdb":
 		return runDevDB(ctx, rest, env, stdout, stderr)
+	case "config":
+		return runConfig(ctx, rest, env, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -132,7 +132,7 @@ func TestProductionRefusesToStart(t *testing.T) {
 func TestMigrateEmptyDatabaseThenAgain(t *testing.T) {
 	t.Parallel()
 	_, dbURL := dbtest.NewEmptyDB(t)
-	env := lookup(map[string]string{"DATABASE_URL": dbURL})
+	env := lookup(map[string]string{"DATABASE_URL": dbURL, "LECTERN_DATA_DIR": t.TempDir()})
 
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 0, Run(context.Background(), []string{"migrate"}, env, &stdout, &stderr), stderr.String())
@@ -157,7 +157,7 @@ func TestServeRefusesASchemaItCannotMigrate(t *testing.T) {
 
 	var stderr bytes.Buffer
 	code := Run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0"},
-		lookup(map[string]string{"DATABASE_URL": dbURL}), &bytes.Buffer{}, &stderr)
+		lookup(map[string]string{"DATABASE_URL": dbURL, "LECTERN_DATA_DIR": t.TempDir()}), &bytes.Buffer{}, &stderr)
 	require.Equal(t, 1, code)
 	require.Regexp(t, `lectern: migration 0001_init\.sql: .*relation "papers" already exists`, stderr.String())
 
@@ -172,6 +172,9 @@ func startServe(t *testing.T, env map[string]string) (string, *syncBuffer, func(
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncBuffer{}
 	done := make(chan int, 1)
+	if _, ok := env["LECTERN_DATA_DIR"]; !ok {
+		env["LECTERN_DATA_DIR"] = t.TempDir()
+	}
 	go func() {
 		done <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, lookup(env), &bytes.Buffer{}, logs)
 	}()

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/buildinfo"
 	"github.com/lectern-research/lectern/host/internal/config"
-	"github.com/lectern-research/lectern/host/internal/httpapi"
 )
 
 // shutdownGrace is how long serve waits for in-flight requests after SIGTERM.
@@ -59,6 +59,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer ln.Close()
 
+	if err := ensureDevConfigKey(cfg, log); err != nil {
+		return err
+	}
 	pool, closeDB, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -70,10 +73,12 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 
+	host, err := app.New(app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: migrator, Version: buildinfo.Version()})
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
-		Handler: httpapi.NewHandler(httpapi.Deps{
-			Config: cfg, Logger: log, Pool: pool, Migrator: migrator, Version: buildinfo.Version(),
-		}),
+		Handler:           host.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

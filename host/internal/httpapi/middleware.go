@@ -1,13 +1,13 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -114,14 +114,52 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
-func securityHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
-		next.ServeHTTP(w, r)
-	})
+// securityHeaders sets the headers every response carries. API answers are private
+// to their caller and never cached; HTTPS deployments get HSTS.
+func securityHeaders(cfg *config.Config) func(http.Handler) http.Handler {
+	hsts := strings.HasPrefix(cfg.PublicBaseURL, "https://")
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("X-Frame-Options", "DENY")
+			h.Set("Referrer-Policy", "no-referrer")
+			h.Set("Cross-Origin-Opener-Policy", "same-origin")
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				h.Set("Cache-Control", "no-store")
+				h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+			}
+			if hsts {
+				h.Set("Strict-Transport-Security", "max-age=31536000")
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// crossOriginProtection refuses state-changing requests that a browser sends from
+// another site (Sec-Fetch-Site, else Origin against Host), so a session cookie cannot
+// be ridden from a foreign page; SameSite=Lax covers older browsers. Origins in
+// CORS_ORIGINS and PUBLIC_BASE_URL are trusted. Clients that are not browsers send
+// neither header and pass; they authenticate with the ops key.
+func crossOriginProtection(cfg *config.Config) func(http.Handler) http.Handler {
+	p := http.NewCrossOriginProtection()
+	for _, o := range append([]string{publicOrigin(cfg.PublicBaseURL)}, cfg.CORSOrigins...) {
+		_ = p.AddTrustedOrigin(o)
+	}
+	p.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		respond.Err(w, r, respond.Forbidden("cross_origin_refused",
+			"This request came from another site and was refused (cross-site request forgery protection)."))
+	}))
+	return p.Handler
+}
+
+func publicOrigin(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // corsMiddleware allows exactly the CORS_ORIGINS origins, with credentials. Only
@@ -146,52 +184,4 @@ func corsMiddleware(cfg *config.Config) func(http.Handler) http.Handler {
 		opts.AllowCredentials = true
 	}
 	return cors.Handler(opts)
-}
-
-// gate applies a route's Access before its handler.
-func (h *handler) gate(a Access) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			switch a {
-			case AccessPublic:
-			case AccessOps:
-				if err := h.checkOpsKey(r); err != nil {
-					respond.Err(w, r, err)
-					return
-				}
-			default:
-				// A route without a declared access never runs.
-				respond.Err(w, r, respond.Internal(fmt.Errorf("route %s has no declared access", routePattern(r))))
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
-// checkOpsKey verifies X-API-Key against SERVICE_API_KEY in constant time. With no
-// key configured, only DEV_AUTH_BYPASS lets the request through.
-func (h *handler) checkOpsKey(r *http.Request) *respond.Error {
-	key := h.Config.ServiceAPIKey
-	if !key.IsSet() {
-		if h.Config.DevAuthBypass {
-			return nil
-		}
-		return respond.Unauthorized("ops_key_not_configured", "SERVICE_API_KEY is not configured on this host")
-	}
-	given := r.Header.Get(HeaderAPIKey)
-	if given == "" {
-		return respond.Unauthorized("missing_api_key", "this route needs the ops key in X-API-Key")
-	}
-	if !keysEqual(given, key.Value()) {
-		return respond.Unauthorized("invalid_api_key", "the X-API-Key value is not valid")
-	}
-	return nil
-}
-
-// keysEqual compares digests so that neither the content nor the length of the key
-// leaks through timing.
-func keysEqual(given, want string) bool {
-	a, b := sha256.Sum256([]byte(given)), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }

@@ -44,13 +44,28 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	require.Equal(t, sortedKeys(served), sortedKeys(documented))
 }
 
-func TestEveryRouteDeclaresItsAccess(t *testing.T) {
+// TestEveryRouteDeclaresOneResolver walks the router and fails on a route that is
+// not in the route table with a declared resolver: no route can be mounted around the
+// table and so escape authentication.
+func TestEveryRouteDeclaresOneResolver(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil, nil)
-	require.NotEmpty(t, b.routes)
+	declared := map[string]Route{}
 	for _, rt := range b.routes {
-		require.Contains(t, []Access{AccessPublic, AccessOps}, rt.Access, "%s %s", rt.Method, rt.Pattern)
+		key := rt.Method + " " + rt.Pattern
+		require.NotContains(t, declared, key, "route declared twice")
+		require.True(t, rt.Resolver.Valid(), "%s declares no resolver", key)
+		declared[key] = rt
 	}
+	n := 0
+	err := chi.Walk(b.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		n++
+		_, ok := declared[method+" "+route]
+		require.True(t, ok, "%s %s is served but not declared in the route table", method, route)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, len(declared), n)
 }
 
 func TestOpenAPIIsServed(t *testing.T) {

@@ -5,44 +5,51 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lectern-research/lectern/host/internal/auth"
 )
 
-// Access says who may call a route. Every route declares one; the router applies it
-// before the handler runs.
-type Access int
-
-const (
-	// AccessPublic routes answer anyone: liveness, readiness, the API description.
-	AccessPublic Access = iota + 1
-	// AccessOps routes need the ops key (SERVICE_API_KEY in X-API-Key).
-	AccessOps
-)
-
-func (a Access) String() string {
-	switch a {
-	case AccessPublic:
-		return "public"
-	case AccessOps:
-		return "ops"
-	}
-	return "undeclared"
-}
-
-// Route is one entry of the route table.
+// Route is one entry of the route table: every route declares exactly one resolver.
 type Route struct {
-	Method  string
-	Pattern string
-	Access  Access
-	Handler http.Handler
+	Method   string
+	Pattern  string
+	Resolver auth.Resolver
+	Handler  http.Handler
 }
 
 // routes is the whole route table of the host. Every route added here must also be
-// described in openapi.json; TestOpenAPICoversEveryRoute fails otherwise.
+// described in openapi.json (TestOpenAPICoversEveryRoute) and listed in the
+// cross-tenant test (host/internal/app, TestCrossTenantIsolation).
 func (h *handler) routes(reg *prometheus.Registry) []Route {
+	a, adm, cfg := h.Auth, h.Admin, h.Settings
+	f := func(fn http.HandlerFunc) http.Handler { return fn }
 	return []Route{
-		{http.MethodGet, "/healthz", AccessPublic, http.HandlerFunc(h.healthz)},
-		{http.MethodGet, "/readyz", AccessPublic, http.HandlerFunc(h.readyz)},
-		{http.MethodGet, "/api/openapi.json", AccessPublic, http.HandlerFunc(serveOpenAPI)},
-		{http.MethodGet, "/metrics", AccessOps, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})},
+		// Health and description.
+		{http.MethodGet, "/healthz", auth.Public, f(h.healthz)},
+		{http.MethodGet, "/readyz", auth.Public, f(h.readyz)},
+		{http.MethodGet, "/api/openapi.json", auth.Public, f(serveOpenAPI)},
+		{http.MethodGet, "/metrics", auth.OpsKey, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})},
+
+		// Sign-in.
+		{http.MethodPost, "/api/auth/magic-link", auth.Public, f(a.HandleMagicLinkRequest)},
+		{http.MethodGet, "/api/auth/verify", auth.Public, f(a.HandleVerify)},
+		{http.MethodPost, "/api/auth/logout", auth.Strict, f(a.HandleLogout)},
+		{http.MethodPost, "/api/auth/api-key-login", auth.Public, f(a.HandleAPIKeyLogin)},
+		{http.MethodPost, "/api/onboarding/admin", auth.Public, f(a.HandleOnboardingAdmin)},
+		{http.MethodGet, "/api/me", auth.StrictWithOwnerOverride, f(a.HandleMe)},
+
+		// Per-user settings.
+		{http.MethodGet, "/api/settings/config", auth.Strict, f(cfg.List)},
+		{http.MethodGet, "/api/settings/config/{key}", auth.Strict, f(cfg.Get)},
+		{http.MethodPut, "/api/settings/config/{key}", auth.Strict, f(cfg.Put)},
+		{http.MethodDelete, "/api/settings/config/{key}", auth.Strict, f(cfg.Delete)},
+
+		// Administration: operations, not data.
+		{http.MethodGet, "/api/admin/users", auth.AdminSession, f(adm.ListUsers)},
+		{http.MethodPost, "/api/admin/users", auth.AdminSession, f(adm.InviteUser)},
+		{http.MethodPatch, "/api/admin/users/{id}/role", auth.AdminSession, f(adm.SetRole)},
+		{http.MethodDelete, "/api/admin/users/{id}", auth.AdminSession, f(adm.DeleteUser)},
+		{http.MethodPost, "/api/admin/users/{id}/send-link", auth.AdminSession, f(adm.SendLink)},
+		{http.MethodGet, "/api/admin/audit-log", auth.AdminSession, f(adm.AuditLog)},
 	}
 }

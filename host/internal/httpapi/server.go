@@ -11,9 +11,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lectern-research/lectern/host/internal/admin"
+	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/store"
+	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
 
 // Deps are what the HTTP surface needs from the rest of the host.
@@ -23,6 +26,10 @@ type Deps struct {
 	Pool     *pgxpool.Pool
 	Migrator *store.Migrator
 	Version  string
+
+	Auth     *auth.Service
+	Admin    *admin.API
+	Settings *userconfig.API
 }
 
 // handler holds the dependencies every route handler shares.
@@ -31,13 +38,9 @@ type handler struct {
 	metrics *metrics
 }
 
-// NewHandler builds the router with every route of the route table mounted.
-func NewHandler(deps Deps) http.Handler {
-	r, _ := newRouter(deps)
-	return r
-}
-
-func newRouter(deps Deps) (*chi.Mux, []Route) {
+// NewHandler builds the router with every route of the route table mounted, and
+// returns the table too (the tenancy and OpenAPI tests walk it).
+func NewHandler(deps Deps) (*chi.Mux, []Route) {
 	reg := prometheus.NewRegistry()
 	h := &handler{Deps: deps, metrics: newMetrics(reg, deps.Pool)}
 	routes := h.routes(reg)
@@ -48,8 +51,9 @@ func newRouter(deps Deps) (*chi.Mux, []Route) {
 		withDebug(deps.Config.DevErrorDetail),
 		observe(deps.Logger, h.metrics),
 		recoverPanics(deps.Logger),
-		securityHeaders,
+		securityHeaders(deps.Config),
 		corsMiddleware(deps.Config),
+		crossOriginProtection(deps.Config),
 	)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.NotFound("no route for "+r.Method+" "+r.URL.Path))
@@ -59,7 +63,7 @@ func newRouter(deps Deps) (*chi.Mux, []Route) {
 			Detail: r.Method + " is not allowed on " + r.URL.Path})
 	})
 	for _, rt := range routes {
-		r.With(h.gate(rt.Access)).Method(rt.Method, rt.Pattern, rt.Handler)
+		r.With(deps.Auth.Resolve(rt.Resolver)).Method(rt.Method, rt.Pattern, rt.Handler)
 	}
 	return r, routes
 }

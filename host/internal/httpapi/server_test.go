@@ -12,9 +12,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/admin"
+	"github.com/lectern-research/lectern/host/internal/audit"
+	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
+	"github.com/lectern-research/lectern/host/internal/mail"
+	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/store"
+	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -38,12 +44,20 @@ func setup(t *testing.T, env map[string]string, pool *pgxpool.Pool) *testBundle 
 	migs, err := store.EmbeddedMigrations()
 	require.NoError(t, err)
 	logs := &strings.Builder{}
-	r, routes := newRouter(Deps{
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	auditLog := audit.New(pool, logger)
+	authSvc := auth.NewService(auth.Config{Pool: pool, Config: cfg, Logger: logger, Audit: auditLog, Mail: mail.New(cfg, logger)})
+	keys, err := secrets.NewKeyring("", "")
+	require.NoError(t, err)
+	r, routes := NewHandler(Deps{
 		Config:   cfg,
-		Logger:   slog.New(slog.NewJSONHandler(logs, nil)),
+		Logger:   logger,
 		Pool:     pool,
 		Migrator: store.NewMigrator(pool, migs),
 		Version:  "test",
+		Auth:     authSvc,
+		Admin:    admin.New(pool, authSvc, auditLog, logger),
+		Settings: userconfig.NewAPI(userconfig.New(pool, keys), cfg, nil, logger),
 	})
 	return &testBundle{router: r, routes: routes, pool: pool, logs: logs}
 }

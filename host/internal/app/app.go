@@ -1,0 +1,73 @@
+// Package app wires the host's services together from configuration and a database
+// pool: the one place that knows every area, used by `lectern serve` and by the
+// tests that need the whole HTTP surface.
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lectern-research/lectern/host/internal/admin"
+	"github.com/lectern-research/lectern/host/internal/audit"
+	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/httpapi"
+	"github.com/lectern-research/lectern/host/internal/mail"
+	"github.com/lectern-research/lectern/host/internal/secrets"
+	"github.com/lectern-research/lectern/host/internal/store"
+	"github.com/lectern-research/lectern/host/internal/userconfig"
+)
+
+// App is the assembled host.
+type App struct {
+	Config   *config.Config
+	Pool     *pgxpool.Pool
+	Logger   *slog.Logger
+	Audit    *audit.Log
+	Auth     *auth.Service
+	Settings *userconfig.Store
+	Handler  http.Handler
+	Routes   []httpapi.Route
+}
+
+// Options are the parts New does not build itself.
+type Options struct {
+	Config   *config.Config
+	Pool     *pgxpool.Pool
+	Logger   *slog.Logger
+	Migrator *store.Migrator
+	Version  string
+	// Mail overrides the sender the configuration asks for (tests capture mail).
+	Mail mail.Sender
+}
+
+// New assembles the host's services and its HTTP handler.
+func New(o Options) (*App, error) {
+	keys, err := secrets.NewKeyring(o.Config.ServiceConfigKey.Value(), o.Config.ServiceConfigKeyOld.Value())
+	if err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
+	sender := o.Mail
+	if sender == nil {
+		sender = mail.New(o.Config, o.Logger)
+	}
+	a := &App{Config: o.Config, Pool: o.Pool, Logger: o.Logger}
+	a.Audit = audit.New(o.Pool, o.Logger)
+	a.Auth = auth.NewService(auth.Config{Pool: o.Pool, Config: o.Config, Logger: o.Logger, Audit: a.Audit, Mail: sender})
+	a.Settings = userconfig.New(o.Pool, keys)
+	mux, routes := httpapi.NewHandler(httpapi.Deps{
+		Config:   o.Config,
+		Logger:   o.Logger,
+		Pool:     o.Pool,
+		Migrator: o.Migrator,
+		Version:  o.Version,
+		Auth:     a.Auth,
+		Admin:    admin.New(o.Pool, a.Auth, a.Audit, o.Logger),
+		Settings: userconfig.NewAPI(a.Settings, o.Config, nil, o.Logger),
+	})
+	a.Handler, a.Routes = mux, routes
+	return a, nil
+}

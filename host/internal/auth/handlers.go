@@ -1,0 +1,344 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lectern-research/lectern/host/internal/audit"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/mail"
+	"github.com/lectern-research/lectern/host/internal/users"
+)
+
+// DecodeJSON reads a JSON object body of at most 64 KB into v, refusing unknown
+// fields. It answers for the caller on failure.
+func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			respond.Err(w, r, &respond.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+				Detail: "Send the body as application/json."})
+			return false
+		}
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		respond.Err(w, r, respond.BadRequest("The body is not valid JSON for this request: "+err.Error()))
+		return false
+	}
+	if dec.Decode(&struct{}{}) != io.EOF {
+		respond.Err(w, r, respond.BadRequest("The body must hold one JSON object."))
+		return false
+	}
+	return true
+}
+
+// Me is what GET /api/me answers.
+type Me struct {
+	ID          uuid.UUID `json:"id"`
+	Email       string    `json:"email"`
+	Role        string    `json:"role"`
+	DisplayName string    `json:"display_name,omitempty"`
+	Timezone    string    `json:"timezone"`
+}
+
+func meOf(u users.User) Me {
+	return Me{ID: u.ID, Email: u.Email, Role: u.Role, DisplayName: u.DisplayName, Timezone: u.Timezone}
+}
+
+// HandleMe answers the caller's own account.
+func (s *Service) HandleMe(w http.ResponseWriter, r *http.Request) {
+	c := CallerFrom(r.Context())
+	u, err := users.LiveByID(r.Context(), s.pool, c.UserID)
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusOK, meOf(u))
+}
+
+type emailBody struct {
+	Email string `json:"email"`
+}
+
+// HandleMagicLinkRequest sends a sign-in link to a live account. It always answers
+// 202 with the same body whether or not the address has an account, and sends the
+// mail in the background so the timing does not tell either.
+func (s *Service) HandleMagicLinkRequest(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := s.linkPerIP.Allow(ClientIP(r.Context()).String()); !ok {
+		s.linkPerIP.Refuse(w, r, wait)
+		return
+	}
+	var body emailBody
+	if !DecodeJSON(w, r, &body) {
+		return
+	}
+	email, err := users.NormalizeEmail(body.Email)
+	if err != nil {
+		respond.Err(w, r, respond.Invalid("The email address is not valid.",
+			respond.FieldError{Field: "email", Message: "is not an email address"}))
+		return
+	}
+	if ok, wait := s.linkPerEmail.Allow(email); !ok {
+		s.linkPerEmail.Refuse(w, r, wait)
+		return
+	}
+	u, err := users.LiveByEmail(r.Context(), s.pool, email)
+	switch {
+	case errors.Is(err, users.ErrNotFound):
+		s.record(r, uuid.Nil, audit.ActionMagicLinkRequest, map[string]any{"known": false})
+	case err != nil:
+		respond.Err(w, r, respond.Internal(err))
+		return
+	default:
+		s.record(r, u.ID, audit.ActionMagicLinkRequest, map[string]any{"known": true})
+		ctx := context.WithoutCancel(r.Context())
+		s.background(func() {
+			if err := s.SendSignInLink(ctx, u, "sign_in"); err != nil {
+				s.log.ErrorContext(ctx, "send sign-in link", "user_id", u.ID, "error", err)
+			}
+		})
+	}
+	respond.JSON(w, http.StatusAccepted, map[string]string{
+		"status": "accepted",
+		"detail": "If this address belongs to an account, a sign-in link is on its way.",
+	})
+}
+
+// SendSignInLink creates a single-use link for u and mails it. purpose "invite"
+// lasts InviteTTL, "sign_in" MagicLinkTTL.
+func (s *Service) SendSignInLink(ctx context.Context, u users.User, purpose string) error {
+	ttl := MagicLinkTTL
+	subject := "Your Lectern sign-in link"
+	if purpose == "invite" {
+		ttl = InviteTTL
+		subject = "You are invited to Lectern"
+	}
+	tok, hash := newToken()
+	now := s.now()
+	if _, err := s.pool.Exec(ctx, `
+		INSERT INTO magic_link_tokens (token_hash, user_id, purpose, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5)`, hash, u.ID, purpose, now, now.Add(ttl)); err != nil {
+		return fmt.Errorf("auth: store sign-in link: %w", err)
+	}
+	link := s.cfg.PublicBaseURL + "/api/auth/verify?token=" + url.QueryEscape(tok)
+	body := fmt.Sprintf("Open this link to sign in to Lectern:\n\n%s\n\nIt works once and expires in %s.\nIf you did not ask for it, ignore this message.\n",
+		link, humanDuration(ttl))
+	return s.mail.Send(ctx, mail.Message{To: u.Email, Subject: subject, Body: body,
+		LogFields: map[string]string{"magic_link": link}})
+}
+
+func humanDuration(d time.Duration) string {
+	if d >= time.Hour {
+		return fmt.Sprintf("%d hours", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d minutes", int(d.Minutes()))
+}
+
+// HandleVerify turns a sign-in link into a session: the token is consumed atomically,
+// so it works exactly once. Browsers are sent on to the dashboard; API clients get
+// their account as JSON.
+func (s *Service) HandleVerify(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := s.verifyPerIP.Allow(ClientIP(r.Context()).String()); !ok {
+		s.verifyPerIP.Refuse(w, r, wait)
+		return
+	}
+	tok := r.URL.Query().Get("token")
+	invalid := respond.BadRequest("Invalid or expired sign-in link. Ask for a new one.")
+	invalid.Code = "invalid_token"
+	if len(tok) < 16 || len(tok) > 128 {
+		s.record(r, uuid.Nil, audit.ActionMagicLinkRejected, map[string]any{"reason": "malformed"})
+		respond.Err(w, r, invalid)
+		return
+	}
+	var (
+		u       users.User
+		session string
+		expires time.Time
+	)
+	err := pgx.BeginFunc(r.Context(), s.pool, func(tx pgx.Tx) error {
+		var userID uuid.UUID
+		err := tx.QueryRow(r.Context(), `
+			UPDATE magic_link_tokens SET used_at = $2
+			 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
+			RETURNING user_id`, hashToken(tok), s.now()).Scan(&userID)
+		if err != nil {
+			return err
+		}
+		if u, err = users.LiveByID(r.Context(), tx, userID); err != nil {
+			return err
+		}
+		session, expires, err = s.createSession(r.Context(), tx, u.ID, r)
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) || errors.Is(err, users.ErrNotFound) {
+		s.record(r, uuid.Nil, audit.ActionMagicLinkRejected, map[string]any{"reason": "unknown_used_or_expired"})
+		respond.Err(w, r, invalid)
+		return
+	}
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	s.record(r, u.ID, audit.ActionMagicLinkVerify, nil)
+	s.setSessionCookie(w, session, expires)
+	if wantsHTML(r) {
+		http.Redirect(w, r, s.cfg.PublicBaseURL+"/", http.StatusSeeOther)
+		return
+	}
+	respond.JSON(w, http.StatusOK, meOf(u))
+}
+
+func wantsHTML(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// HandleLogout revokes the caller's session and clears the cookie.
+func (s *Service) HandleLogout(w http.ResponseWriter, r *http.Request) {
+	c := CallerFrom(r.Context())
+	if c.SessionID != uuid.Nil {
+		if err := s.revokeSession(r.Context(), c.SessionID); err != nil {
+			respond.Err(w, r, respond.Internal(err))
+			return
+		}
+		s.record(r, c.UserID, audit.ActionLogout, nil)
+	}
+	s.clearSessionCookie(w)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// HandleAPIKeyLogin gives the operator of a single-user install a browser session
+// without SMTP: with a valid ops key in X-API-Key, and only while the instance has
+// exactly one live account and it is an admin. With more accounts the ops key must
+// not become anyone's session: they sign in by magic link.
+func (s *Service) HandleAPIKeyLogin(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := s.loginPerIP.Allow(ClientIP(r.Context()).String()); !ok {
+		s.loginPerIP.Refuse(w, r, wait)
+		return
+	}
+	given := r.Header.Get(HeaderAPIKey)
+	if given == "" {
+		respond.Err(w, r, respond.Unauthorized("missing_api_key", "Send the ops key in X-API-Key."))
+		return
+	}
+	if !s.cfg.ServiceAPIKey.IsSet() || !keysEqual(given, s.cfg.ServiceAPIKey.Value()) {
+		s.record(r, uuid.Nil, audit.ActionAPIKeyInvalid, nil)
+		respond.Err(w, r, respond.Unauthorized("invalid_api_key", "The X-API-Key value is not valid."))
+		return
+	}
+	var (
+		u       users.User
+		session string
+		expires time.Time
+	)
+	err := pgx.BeginFunc(r.Context(), s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(r.Context(), `SELECT id FROM users WHERE deleted_at IS NULL LIMIT 2`)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		if err != nil {
+			return err
+		}
+		if len(ids) != 1 {
+			return errNotSingleUser
+		}
+		if u, err = users.LiveByID(r.Context(), tx, ids[0]); err != nil {
+			return err
+		}
+		if u.Role != users.RoleAdmin {
+			return errNotSingleUser
+		}
+		session, expires, err = s.createSession(r.Context(), tx, u.ID, r)
+		return err
+	})
+	if errors.Is(err, errNotSingleUser) {
+		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "not_single_user",
+			Detail: "API-key sign-in works only while the instance has exactly one account, its admin. Sign in by magic link."})
+		return
+	}
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	s.record(r, u.ID, audit.ActionAPIKeyLogin, nil)
+	s.setSessionCookie(w, session, expires)
+	respond.JSON(w, http.StatusOK, meOf(u))
+}
+
+var errNotSingleUser = errors.New("auth: not a single-user install")
+
+// HandleOnboardingAdmin creates the first account, an admin, and signs it in. It
+// works only while no account exists at all, and only from the machine itself
+// (a loopback client address) or with the ops key, so a fresh instance reachable from
+// the network cannot be claimed by a stranger.
+func (s *Service) HandleOnboardingAdmin(w http.ResponseWriter, r *http.Request) {
+	if ok, wait := s.loginPerIP.Allow(ClientIP(r.Context()).String()); !ok {
+		s.loginPerIP.Refuse(w, r, wait)
+		return
+	}
+	local := ClientIP(r.Context()).IsLoopback()
+	keyed := s.cfg.ServiceAPIKey.IsSet() && keysEqual(r.Header.Get(HeaderAPIKey), s.cfg.ServiceAPIKey.Value())
+	if !local && !keyed {
+		respond.Err(w, r, respond.Forbidden("onboarding_not_local",
+			"Create the first admin from the machine Lectern runs on, or send the ops key in X-API-Key."))
+		return
+	}
+	var body emailBody
+	if !DecodeJSON(w, r, &body) {
+		return
+	}
+	if _, err := users.NormalizeEmail(body.Email); err != nil {
+		respond.Err(w, r, respond.Invalid("The email address is not valid.",
+			respond.FieldError{Field: "email", Message: "is not an email address"}))
+		return
+	}
+	var (
+		u       users.User
+		session string
+		expires time.Time
+	)
+	err := pgx.BeginFunc(r.Context(), s.pool, func(tx pgx.Tx) error {
+		// One onboarding at a time; the second finds the first's account.
+		if _, err := tx.Exec(r.Context(), `SELECT pg_advisory_xact_lock(hashtext('lectern.onboarding'))`); err != nil {
+			return err
+		}
+		n, err := users.Count(r.Context(), tx)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return errOnboarded
+		}
+		if u, err = users.Create(r.Context(), tx, body.Email, users.RoleAdmin); err != nil {
+			return err
+		}
+		session, expires, err = s.createSession(r.Context(), tx, u.ID, r)
+		return err
+	})
+	if errors.Is(err, errOnboarded) {
+		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "already_onboarded",
+			Detail: "This instance already has its admin. Sign in instead."})
+		return
+	}
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	s.record(r, u.ID, audit.ActionUserCreate, map[string]any{"via": "onboarding", "role": users.RoleAdmin, "target_user_id": u.ID.String()})
+	s.setSessionCookie(w, session, expires)
+	respond.JSON(w, http.StatusCreated, meOf(u))
+}
+
+var errOnboarded = errors.New("auth: already onboarded")

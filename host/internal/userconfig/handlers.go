@@ -1,0 +1,107 @@
+package userconfig
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/netguard"
+	"github.com/lectern-research/lectern/host/internal/secrets"
+)
+
+// API serves /api/settings/config for the signed-in user (auth.Strict).
+type API struct {
+	store    *Store
+	cfg      *config.Config
+	resolver netguard.Resolver
+	log      *slog.Logger
+}
+
+// NewAPI returns the settings API. resolver checks SMTP hosts; nil means the system's.
+func NewAPI(store *Store, cfg *config.Config, resolver netguard.Resolver, logger *slog.Logger) *API {
+	return &API{store: store, cfg: cfg, resolver: resolver, log: logger}
+}
+
+// List answers the caller's stored values, secrets masked.
+func (a *API) List(w http.ResponseWriter, r *http.Request) {
+	list, err := a.store.List(r.Context(), auth.CallerFrom(r.Context()).UserID)
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusOK, map[string]any{"items": list})
+}
+
+// Get answers one of the caller's values.
+func (a *API) Get(w http.ResponseWriter, r *http.Request) {
+	e, err := a.store.Get(r.Context(), auth.CallerFrom(r.Context()).UserID, chi.URLParam(r, "key"))
+	if errors.Is(err, ErrNotFound) {
+		respond.Err(w, r, respond.NotFound("No value stored under this key."))
+		return
+	}
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusOK, e)
+}
+
+type putBody struct {
+	Value json.RawMessage `json:"value"`
+}
+
+// Put stores a value for the caller. An SMTP host is checked before it is saved.
+func (a *API) Put(w http.ResponseWriter, r *http.Request) {
+	key := chi.URLParam(r, "key")
+	var body putBody
+	if !auth.DecodeJSON(w, r, &body) {
+		return
+	}
+	if key == "smtp.host" {
+		var host string
+		if err := json.Unmarshal(body.Value, &host); err != nil || host == "" {
+			respond.Err(w, r, respond.Invalid("smtp.host must be a host name.", respond.FieldError{Field: "value", Message: "must be a host name"}))
+			return
+		}
+		if err := netguard.CheckHost(r.Context(), a.resolver, host, a.cfg.AllowPrivateSMTPHost); err != nil {
+			respond.Err(w, r, respond.Invalid("This SMTP host is refused: "+err.Error()+" (ALLOW_PRIVATE_SMTP_HOST lets an admin allow internal relays).",
+				respond.FieldError{Field: "value", Message: "resolves to a private, loopback, link-local or reserved address"}))
+			return
+		}
+	}
+	e, err := a.store.Put(r.Context(), auth.CallerFrom(r.Context()).UserID, key, body.Value)
+	switch {
+	case errors.Is(err, ErrBadKey):
+		respond.Err(w, r, respond.Invalid(ErrBadKey.Error(), respond.FieldError{Field: "key", Message: "must be dotted lowercase words"}))
+	case errors.Is(err, ErrSystemKey):
+		respond.Err(w, r, respond.Forbidden("system_key", "This key is deployment-wide; an admin sets it in the admin settings."))
+	case errors.Is(err, ErrBadValue):
+		respond.Err(w, r, respond.Invalid(err.Error(), respond.FieldError{Field: "value", Message: err.Error()}))
+	case errors.Is(err, secrets.ErrNoKey):
+		respond.Err(w, r, respond.Unavailable("Secrets cannot be stored: SERVICE_CONFIG_KEY is not configured on this host.", err))
+	case err != nil:
+		respond.Err(w, r, respond.Internal(err))
+	default:
+		respond.JSON(w, http.StatusOK, e)
+	}
+}
+
+// Delete removes one of the caller's values.
+func (a *API) Delete(w http.ResponseWriter, r *http.Request) {
+	err := a.store.Delete(r.Context(), auth.CallerFrom(r.Context()).UserID, chi.URLParam(r, "key"))
+	if errors.Is(err, ErrNotFound) {
+		respond.Err(w, r, respond.NotFound("No value stored under this key."))
+		return
+	}
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
