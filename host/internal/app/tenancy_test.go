@@ -1,0 +1,231 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/auth"
+)
+
+// tenant is one user with a row in every per-user table.
+type tenant struct {
+	user    uuid.UUID
+	email   string
+	cookie  string
+	ids     map[string]string // table -> id of the row seeded there
+	markers []string          // strings that appear only in this user's rows
+}
+
+// seedTenant gives u one row in every per-user table, each carrying a marker
+// string unique to the user, so a leak shows up in any response body.
+func seedTenant(t *testing.T, b *testBundle, email string) *tenant {
+	t.Helper()
+	ctx := context.Background()
+	u := b.user(t, email, "user")
+	tn := &tenant{user: u.ID, email: email, ids: map[string]string{}}
+	mark := "mark-" + strings.Split(email, "@")[0] + "-" + uuid.NewString()[:8]
+	tn.markers = []string{u.ID.String(), email, mark}
+
+	var paper string
+	require.NoError(t, b.pool.QueryRow(ctx,
+		`INSERT INTO papers (title, source, discovered_by) VALUES ($1, 'upload', $2) RETURNING id`, mark+" paper", u.ID).Scan(&paper))
+	var chunk string
+	require.NoError(t, b.pool.QueryRow(ctx, `
+		INSERT INTO paper_chunks (paper_id, chunk_index, content, page_start, page_end, char_start, char_end, token_count)
+		VALUES ($1, 0, 'text', 1, 1, 0, 4, 1) RETURNING id`, paper).Scan(&chunk))
+	var entity string
+	require.NoError(t, b.pool.QueryRow(ctx,
+		`INSERT INTO entities (entity_type, canonical_name) VALUES ('method', $1) RETURNING id`, mark).Scan(&entity))
+
+	one := func(table, sql string, args ...any) string {
+		var id string
+		require.NoError(t, b.pool.QueryRow(ctx, sql, args...).Scan(&id), table)
+		tn.ids[table] = id
+		return id
+	}
+	uid := u.ID
+	one("user_config", `INSERT INTO user_config (user_id, key, value) VALUES ($1, 'notes.marker', to_jsonb($2::text)) RETURNING id::text`, uid, mark)
+	one("user_library", `INSERT INTO user_library (user_id, paper_id, added_via) VALUES ($1, $2, 'upload') RETURNING paper_id::text`, uid, paper)
+	one("paper_user_state", `INSERT INTO paper_user_state (user_id, paper_id, state, notes, rating) VALUES ($1, $2, 'reading', $3, 4) RETURNING paper_id::text`, uid, paper, mark)
+	one("paper_recommendations", `INSERT INTO paper_recommendations (user_id, paper_id, score, explanation) VALUES ($1, $2, 0.9, $3) RETURNING id::text`, uid, paper, mark)
+	one("recommendation_feedback", `INSERT INTO recommendation_feedback (user_id, paper_id, signal, source, reason) VALUES ($1, $2, 'positive', 'feed_thumbs', $3) RETURNING id::text`, uid, paper, mark)
+	one("paper_notes", `INSERT INTO paper_notes (user_id, paper_id, body) VALUES ($1, $2, $3) RETURNING id::text`, uid, paper, mark)
+	extraction := one("paper_extractions", `INSERT INTO paper_extractions (user_id, paper_id, model, prompt_version) VALUES ($1, $2, 'builtin', 'v1') RETURNING id::text`, uid, paper)
+	one("paper_extraction_items", `INSERT INTO paper_extraction_items (extraction_id, user_id, item_type, content) VALUES ($1, $2, 'claim', $3) RETURNING id::text`, extraction, uid, mark)
+	one("paper_entities", `INSERT INTO paper_entities (user_id, paper_id, entity_id, quote) VALUES ($1, $2, $3, $4) RETURNING id::text`, uid, paper, entity, mark)
+	project := one("projects", `INSERT INTO projects (user_id, name, description) VALUES ($1, $2, $3) RETURNING id::text`, uid, mark, mark)
+	one("tasks", `INSERT INTO tasks (user_id, project_id, title) VALUES ($1, $2, $3) RETURNING id::text`, uid, project, mark)
+	one("milestones", `INSERT INTO milestones (user_id, project_id, title, due_date) VALUES ($1, $2, $3, current_date + 7) RETURNING id::text`, uid, project, mark)
+	one("project_papers", `INSERT INTO project_papers (user_id, project_id, paper_id) VALUES ($1, $2, $3) RETURNING project_id::text`, uid, project, paper)
+	one("daily_log", `INSERT INTO daily_log (user_id, log_date, intent) VALUES ($1, current_date, $2) RETURNING user_id::text`, uid, mark)
+	deck := one("decks", `INSERT INTO decks (user_id, name) VALUES ($1, $2) RETURNING id::text`, uid, mark)
+	card := one("cards", `INSERT INTO cards (user_id, deck_id, paper_id, chunk_id, front, back) VALUES ($1, $2, $3, $4, $5, 'back') RETURNING id::text`, uid, deck, paper, chunk, mark)
+	one("review_logs", `
+		INSERT INTO review_logs (user_id, card_id, rating, reviewed_at, state_before, state_after, stability_after, difficulty_after, elapsed_days, scheduled_days, client_id)
+		VALUES ($1, $2, 3, now(), 0, 1, 2.3, 5.1, 0, 1, $3) RETURNING id::text`, uid, card, mark)
+	one("pulse_source_health", `INSERT INTO pulse_source_health (user_id, source, last_error) VALUES ($1, 'arxiv', $2) RETURNING user_id::text`, uid, mark)
+	one("pulse_models", `INSERT INTO pulse_models (user_id, blob, hmac, sample_count) VALUES ($1, convert_to($2, 'UTF8'), sha256('x'), 30) RETURNING id::text`, uid, mark)
+	one("system_events", `INSERT INTO system_events (user_id, level, category, source, message) VALUES ($1, 'info', 'job', 'test', $2) RETURNING id::text`, uid, mark)
+	one("messenger_pairing_tokens", `INSERT INTO messenger_pairing_tokens (token_hash, user_id, expires_at) VALUES (sha256(convert_to($2, 'UTF8')), $1, now() + interval '15 minutes') RETURNING user_id::text`, uid, mark)
+	one("messenger_user_pairings", `INSERT INTO messenger_user_pairings (user_id, chat_id) VALUES ($1, $2) RETURNING user_id::text`, uid, mark)
+	one("magic_link_tokens", `INSERT INTO magic_link_tokens (token_hash, user_id, expires_at) VALUES (sha256(convert_to($2, 'UTF8')), $1, now() + interval '15 minutes') RETURNING user_id::text`, uid, mark)
+
+	tn.cookie = b.insertSession(t, uid, timeIn(24))
+	tn.ids["user_sessions"] = tn.cookie
+	return tn
+}
+
+// TestEveryPerUserTableIsSeeded keeps seedTenant honest: a new table with a user_id
+// column must get a row there, so the cross-tenant test covers it.
+func TestEveryPerUserTableIsSeeded(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	tn := seedTenant(t, b, "ann@example.org")
+	rows, err := b.pool.Query(context.Background(), `
+		SELECT table_name FROM information_schema.columns
+		 WHERE table_schema = 'public' AND column_name = 'user_id' AND table_name <> 'audit_log'`)
+	require.NoError(t, err)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	sort.Strings(tables)
+	for _, table := range tables {
+		require.Contains(t, tn.ids, table, "seedTenant must put a row into %s", table)
+	}
+}
+
+// tenancyCheck is how one route is tested across tenants: Bob calls it with Alice's
+// ids and must get 404 (or only his own rows), and Alice's rows must survive.
+type tenancyCheck func(t *testing.T, b *testBundle, alice, bob *tenant)
+
+// tenancyKind says how a route relates to per-user data.
+type tenancyKind int
+
+const (
+	// noUserData routes touch no per-user rows (health, sign-in, the description).
+	noUserData tenancyKind = iota + 1
+	// adminOnly routes refuse a non-admin user (403).
+	adminOnly
+	// perUser routes act on the caller's own rows: the check runs.
+	perUser
+)
+
+type tenancyCase struct {
+	kind  tenancyKind
+	check tenancyCheck
+}
+
+// tenancyCases lists every route of the route table. A route missing here fails
+// TestCrossTenantIsolation: each new route joins the test with its own check.
+var tenancyCases = map[string]tenancyCase{
+	"GET /healthz":                         {kind: noUserData},
+	"GET /readyz":                          {kind: noUserData},
+	"GET /api/openapi.json":                {kind: noUserData},
+	"GET /metrics":                         {kind: noUserData},
+	"POST /api/auth/magic-link":            {kind: noUserData},
+	"GET /api/auth/verify":                 {kind: noUserData},
+	"POST /api/auth/api-key-login":         {kind: noUserData},
+	"POST /api/onboarding/admin":           {kind: noUserData},
+	"GET /api/admin/users":                 {kind: adminOnly},
+	"POST /api/admin/users":                {kind: adminOnly},
+	"PATCH /api/admin/users/{id}/role":     {kind: adminOnly},
+	"DELETE /api/admin/users/{id}":         {kind: adminOnly},
+	"POST /api/admin/users/{id}/send-link": {kind: adminOnly},
+	"GET /api/admin/audit-log":             {kind: adminOnly},
+
+	"GET /api/me": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/me", cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code)
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Contains(t, rec.Body.String(), bob.email)
+	}},
+	"POST /api/auth/logout": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		extra := b.insertSession(t, bob.user, timeIn(24))
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/auth/logout", cookie: extra})
+		require.Equal(t, http.StatusNoContent, rec.Code)
+		rec = b.do(t, req{method: http.MethodGet, path: "/api/me", cookie: alice.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, "Bob signing out leaves Alice signed in")
+	}},
+	"GET /api/settings/config": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/settings/config", cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code)
+		requireNoLeak(t, rec.Body.String(), alice)
+	}},
+	"GET /api/settings/config/{key}": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		_, err := b.pool.Exec(context.Background(), `DELETE FROM user_config WHERE user_id = $1 AND key = 'notes.marker'`, bob.user)
+		require.NoError(t, err)
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/settings/config/notes.marker", cookie: bob.cookie})
+		require.Equal(t, http.StatusNotFound, rec.Code, "Alice's key is not found for Bob")
+		requireNoLeak(t, rec.Body.String(), alice)
+	}},
+	"PUT /api/settings/config/{key}": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodPut, path: "/api/settings/config/notes.marker", cookie: bob.cookie, body: map[string]any{"value": "bob's"}})
+		require.Equal(t, http.StatusOK, rec.Code)
+		requireNoLeak(t, rec.Body.String(), alice)
+		requireAliceConfigIntact(t, b, alice)
+	}},
+	"DELETE /api/settings/config/{key}": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		b.do(t, req{method: http.MethodDelete, path: "/api/settings/config/notes.marker", cookie: bob.cookie})
+		rec := b.do(t, req{method: http.MethodDelete, path: "/api/settings/config/notes.marker", cookie: bob.cookie})
+		require.Equal(t, http.StatusNotFound, rec.Code)
+		requireAliceConfigIntact(t, b, alice)
+	}},
+}
+
+func requireNoLeak(t *testing.T, body string, alice *tenant) {
+	t.Helper()
+	for _, m := range alice.markers {
+		require.NotContains(t, body, m, "Bob's answer shows Alice's data")
+	}
+}
+
+func requireAliceConfigIntact(t *testing.T, b *testBundle, alice *tenant) {
+	t.Helper()
+	var v string
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT value #>> '{}' FROM user_config WHERE user_id = $1 AND key = 'notes.marker'`, alice.user).Scan(&v))
+	require.Equal(t, alice.markers[2], v, "Alice's row survives Bob's call")
+}
+
+// TestCrossTenantIsolation runs, for every route of the route table, the check its
+// tenancy case names, with two users who each have a row in every per-user table.
+func TestCrossTenantIsolation(t *testing.T) {
+	t.Parallel()
+	for _, rt := range setup(t, nil).app.Routes {
+		key := rt.Method + " " + rt.Pattern
+		tc, ok := tenancyCases[key]
+		require.True(t, ok, "route %s is missing from tenancyCases: add its cross-tenant check", key)
+		t.Run(key, func(t *testing.T) {
+			t.Parallel()
+			switch tc.kind {
+			case noUserData:
+				require.Contains(t, []auth.Resolver{auth.Public, auth.OpsKey}, rt.Resolver,
+					"a route marked as holding no user data must not need a user")
+			case adminOnly:
+				require.Equal(t, auth.AdminSession, rt.Resolver)
+				b := setup(t, nil)
+				alice, bob := seedTenant(t, b, "alice@example.org"), seedTenant(t, b, "bob@example.org")
+				path := strings.ReplaceAll(rt.Pattern, "{id}", alice.user.String())
+				rec := b.do(t, req{method: rt.Method, path: path, cookie: bob.cookie, body: map[string]any{}})
+				require.Equal(t, http.StatusForbidden, rec.Code, "a non-admin is refused")
+				requireNoLeak(t, rec.Body.String(), alice)
+			case perUser:
+				require.NotContains(t, []auth.Resolver{auth.Public, auth.OpsKey}, rt.Resolver)
+				b := setup(t, nil)
+				alice, bob := seedTenant(t, b, "alice@example.org"), seedTenant(t, b, "bob@example.org")
+				tc.check(t, b, alice, bob)
+			default:
+				t.Fatalf("route %s has no tenancy kind", key)
+			}
+		})
+	}
+}
+
+func timeIn(hours int) time.Time { return time.Now().Add(time.Duration(hours) * time.Hour) }
