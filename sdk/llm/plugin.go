@@ -1,0 +1,40 @@
+package llm
+
+import (
+	"context"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/lectern-research/lectern/sdk/internal/pb/pluginv1"
+	"github.com/lectern-research/lectern/sdk/internal/shim"
+	"github.com/lectern-research/lectern/sdk/protocol"
+)
+
+// GRPCPlugin is the go-plugin glue of the LLM kind. The serve package sets Impl on
+// the plugin side; the host leaves it nil and dispenses a Provider client.
+type GRPCPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	// Impl is the implementation served; nil on the host side.
+	Impl Provider
+}
+
+var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
+
+// GRPCServer registers the Plugin and LLMProvider services of Impl on s.
+func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	plug := shim.NewPluginServer(p.Impl, protocol.KindLLM, nil)
+	pluginv1.RegisterPluginServer(s, plug)
+	pluginv1.RegisterLLMProviderServer(s, &grpcServer{impl: p.Impl})
+	return nil
+}
+
+// GRPCClient returns a Provider client over conn.
+func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	return NewClient(conn), nil
+}
+
+// NewClient returns a client of the LLM plugin served on conn.
+func NewClient(conn grpc.ClientConnInterface) Provider {
+	return &grpcClient{PluginClient: shim.NewPluginClient(conn), c: pluginv1.NewLLMProviderClient(conn)}
+}

@@ -1,0 +1,87 @@
+package messenger_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/sdk/messenger"
+	"github.com/lectern-research/lectern/sdk/protocol"
+)
+
+type chat struct {
+	protocol.ConfigureDefaults
+	sent *messenger.SendRequest
+}
+
+func (c *chat) Describe(context.Context, *protocol.DescribeRequest) (*protocol.DescribeResponse, error) {
+	return &protocol.DescribeResponse{Name: "chat", Version: "0.0.1"}, nil
+}
+
+func (c *chat) Updates(ctx context.Context, req *messenger.UpdatesRequest, stream messenger.UpdateStream) error {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	ups := []*messenger.Update{
+		{ID: req.Offset, ChatID: "c1", From: messenger.User{ID: "u1", Username: "ada"}, Time: at, Message: &messenger.Message{MessageID: "m1", Text: "hi"}},
+		{ID: req.Offset + 1, ChatID: "c1", Time: at, Command: &messenger.Command{MessageID: "m2", Name: "start", Args: "tok"}},
+		{ID: req.Offset + 2, ChatID: "c1", Time: at, Callback: &messenger.Callback{CallbackID: "cb", MessageID: "m3", Data: "save:1"}},
+	}
+	for _, u := range ups {
+		if err := stream.Send(u); err != nil {
+			return err
+		}
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (c *chat) Send(_ context.Context, req *messenger.SendRequest) (*messenger.SendResponse, error) {
+	c.sent = req
+	return &messenger.SendResponse{MessageID: "m9"}, nil
+}
+
+func (c *chat) Edit(context.Context, *messenger.EditRequest) (*messenger.EditResponse, error) {
+	return nil, protocol.NotFound("no such message")
+}
+
+func (c *chat) AnswerCallback(context.Context, *messenger.AnswerCallbackRequest) (*messenger.AnswerCallbackResponse, error) {
+	return &messenger.AnswerCallbackResponse{}, nil
+}
+
+func TestUpdatesStreamUntilCancelled(t *testing.T) {
+	t.Parallel()
+	impl := &chat{}
+	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{"messenger": &messenger.GRPCPlugin{Impl: impl}})
+	t.Cleanup(func() { _ = client.Close() })
+	raw, err := client.Dispense("messenger")
+	require.NoError(t, err)
+	tr := raw.(messenger.Transport)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var got []*messenger.Update
+	err = tr.Updates(ctx, &messenger.UpdatesRequest{Offset: 10}, messenger.UpdateStreamFunc(func(u *messenger.Update) error {
+		got = append(got, u)
+		if len(got) == 3 {
+			cancel()
+		}
+		return nil
+	}))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, got, 3)
+	require.Equal(t, "hi", got[0].Message.Text)
+	require.Equal(t, "ada", got[0].From.Username)
+	require.Equal(t, &messenger.Command{MessageID: "m2", Name: "start", Args: "tok"}, got[1].Command)
+	require.Equal(t, "save:1", got[2].Callback.Data)
+	require.EqualValues(t, 12, got[2].ID)
+
+	resp, err := tr.Send(t.Context(), &messenger.SendRequest{ChatID: "c1", Text: "*hi*", Format: messenger.FormatMarkdown,
+		Buttons: [][]messenger.Button{{{Text: "Save", CallbackData: "save:1"}, {Text: "Open", URL: "https://example.org"}}}})
+	require.NoError(t, err)
+	require.Equal(t, "m9", resp.MessageID)
+	require.Equal(t, "https://example.org", impl.sent.Buttons[0][1].URL)
+
+	_, err = tr.Edit(t.Context(), &messenger.EditRequest{ChatID: "c1", MessageID: "zz"})
+	require.ErrorIs(t, err, protocol.ErrNotFound)
+}

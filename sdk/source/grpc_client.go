@@ -1,0 +1,117 @@
+package source
+
+import (
+	"context"
+
+	"github.com/lectern-research/lectern/sdk/internal/convert"
+	"github.com/lectern-research/lectern/sdk/internal/pb/pluginv1"
+	"github.com/lectern-research/lectern/sdk/internal/shim"
+)
+
+// grpcClient is the host's view of a source plugin: it implements WithCitations by
+// calling the plugin over gRPC with the caller's context.
+type grpcClient struct {
+	shim.PluginClient
+	c pluginv1.PaperSourceClient
+}
+
+var _ WithCitations = (*grpcClient)(nil)
+
+func pageFromProto(p *pluginv1.PapersPage) *Page {
+	return &Page{
+		Papers:        convert.PapersFromProto(p.GetPapers()),
+		NextCursor:    p.GetNextCursor(),
+		TotalEstimate: p.GetTotalEstimate(),
+	}
+}
+
+func (c *grpcClient) Search(ctx context.Context, req *SearchRequest) (*Page, error) {
+	f := req.Filters
+	resp, err := shim.Call(ctx, c.c.Search, &pluginv1.SearchRequest{
+		Credentials: convert.Credentials(req.Credentials),
+		Query:       req.Query,
+		Filters: &pluginv1.SearchFilters{
+			From:           convert.DateToProto(f.From),
+			To:             convert.DateToProto(f.To),
+			Categories:     f.Categories,
+			Authors:        f.Authors,
+			Venue:          f.Venue,
+			OpenAccessOnly: f.OpenAccessOnly,
+			WorkTypes:      f.WorkTypes,
+		},
+		Sort:     pluginv1.SearchSort(req.Sort),
+		Cursor:   req.Cursor,
+		PageSize: int32(req.PageSize),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pageFromProto(resp), nil
+}
+
+func (c *grpcClient) Get(ctx context.Context, req *GetRequest) (*GetResponse, error) {
+	resp, err := shim.Call(ctx, c.c.Get, &pluginv1.GetRequest{
+		Credentials: convert.Credentials(req.Credentials),
+		Ids:         convert.IDsToProto(req.IDs),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &GetResponse{Paper: convert.PaperFromProto(resp.GetPaper())}, nil
+}
+
+func (c *grpcClient) Recent(ctx context.Context, req *RecentRequest) (*Page, error) {
+	resp, err := shim.Call(ctx, c.c.Recent, &pluginv1.RecentRequest{
+		Credentials: convert.Credentials(req.Credentials),
+		Topics:      req.Topics,
+		Categories:  req.Categories,
+		Since:       convert.TimeToProto(req.Since),
+		Cursor:      req.Cursor,
+		PageSize:    int32(req.PageSize),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pageFromProto(resp), nil
+}
+
+func (c *grpcClient) AuthorPapers(ctx context.Context, req *AuthorPapersRequest) (*Page, error) {
+	resp, err := shim.Call(ctx, c.c.AuthorPapers, &pluginv1.AuthorPapersRequest{
+		Credentials: convert.Credentials(req.Credentials),
+		Author: &pluginv1.AuthorRef{
+			Name: req.Author.Name, Orcid: req.Author.ORCID, SourceAuthorId: req.Author.SourceAuthorID,
+		},
+		Since:    convert.TimeToProto(req.Since),
+		Cursor:   req.Cursor,
+		PageSize: int32(req.PageSize),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pageFromProto(resp), nil
+}
+
+func citationsToProto(req *CitationsRequest) *pluginv1.CitationsRequest {
+	return &pluginv1.CitationsRequest{
+		Credentials: convert.Credentials(req.Credentials),
+		Ids:         convert.IDsToProto(req.IDs),
+		Cursor:      req.Cursor,
+		PageSize:    int32(req.PageSize),
+	}
+}
+
+func (c *grpcClient) Citations(ctx context.Context, req *CitationsRequest) (*Page, error) {
+	resp, err := shim.Call(ctx, c.c.Citations, citationsToProto(req))
+	if err != nil {
+		return nil, err
+	}
+	return pageFromProto(resp), nil
+}
+
+func (c *grpcClient) References(ctx context.Context, req *CitationsRequest) (*Page, error) {
+	resp, err := shim.Call(ctx, c.c.References, citationsToProto(req))
+	if err != nil {
+		return nil, err
+	}
+	return pageFromProto(resp), nil
+}
