@@ -153,6 +153,44 @@ var tenancyCases = map[string]tenancyCase{
 		rec = b.do(t, req{method: http.MethodGet, path: "/api/me", cookie: alice.cookie})
 		require.Equal(t, http.StatusOK, rec.Code, "Bob signing out leaves Alice signed in")
 	}},
+	"GET /api/papers": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		for _, scope := range []string{"library", "corpus"} {
+			for _, view := range []string{"inbox", "library", "reading_list", "reading", "done", "starred", "trash", "active", "kept", "all_non_trash"} {
+				rec := b.do(t, req{method: http.MethodGet, path: "/api/papers?scope=" + scope + "&view=" + view, cookie: bob.cookie})
+				require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+				requireNoLeak(t, rec.Body.String(), alice)
+			}
+		}
+	}},
+	"GET /api/papers/{id}": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/papers/" + alice.ids["user_library"], cookie: bob.cookie})
+		require.Equal(t, http.StatusNotFound, rec.Code, "Alice's private paper does not exist for Bob")
+		requireNoLeak(t, rec.Body.String(), alice)
+	}},
+	"PATCH /api/papers/{id}/state": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodPatch, path: "/api/papers/" + alice.ids["user_library"] + "/state", cookie: bob.cookie,
+			body: map[string]any{"state": "trash", "rating": 1}})
+		require.Equal(t, http.StatusNotFound, rec.Code)
+		var state string
+		var rating int
+		require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT state, rating FROM paper_user_state WHERE user_id = $1`, alice.user).Scan(&state, &rating))
+		require.Equal(t, "reading", state)
+		require.Equal(t, 4, rating)
+	}},
+	"POST /api/library": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/library", cookie: bob.cookie, body: map[string]any{"paper_id": alice.ids["user_library"]}})
+		require.Equal(t, http.StatusNotFound, rec.Code, "Bob cannot pull Alice's private paper into his library")
+		var n int
+		require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM user_library WHERE user_id = $1 AND paper_id = $2`, bob.user, alice.ids["user_library"]).Scan(&n))
+		require.Zero(t, n)
+	}},
+	"DELETE /api/library/{paper_id}": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodDelete, path: "/api/library/" + alice.ids["user_library"], cookie: bob.cookie})
+		require.Equal(t, http.StatusNotFound, rec.Code)
+		var n int
+		require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM user_library WHERE user_id = $1`, alice.user).Scan(&n))
+		require.Equal(t, 1, n, "Alice's library is intact")
+	}},
 	"GET /api/settings/config": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/settings/config", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code)

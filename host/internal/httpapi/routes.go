@@ -21,7 +21,7 @@ type Route struct {
 // described in openapi.json (TestOpenAPICoversEveryRoute) and listed in the
 // cross-tenant test (host/internal/app, TestCrossTenantIsolation).
 func (h *handler) routes(reg *prometheus.Registry) []Route {
-	a, adm, cfg := h.Auth, h.Admin, h.Settings
+	a, adm, cfg, pp := h.Auth, h.Admin, h.Settings, h.Papers
 	f := func(fn http.HandlerFunc) http.Handler { return fn }
 	return []Route{
 		// Health and description.
@@ -43,6 +43,13 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/settings/config/{key}", auth.Strict, f(cfg.Get)},
 		{http.MethodPut, "/api/settings/config/{key}", auth.Strict, f(cfg.Put)},
 		{http.MethodDelete, "/api/settings/config/{key}", auth.Strict, f(cfg.Delete)},
+
+		// Papers: the feed, the caller's overlay, library membership.
+		{http.MethodGet, "/api/papers", auth.StrictWithOwnerOverride, f(pp.Feed)},
+		{http.MethodGet, "/api/papers/{id}", auth.StrictWithOwnerOverride, f(pp.Get)},
+		{http.MethodPatch, "/api/papers/{id}/state", auth.StrictWithOwnerOverride, f(pp.SetState)},
+		{http.MethodPost, "/api/library", auth.StrictWithOwnerOverride, f(pp.AddToLibrary)},
+		{http.MethodDelete, "/api/library/{paper_id}", auth.StrictWithOwnerOverride, f(pp.RemoveFromLibrary)},
 
 		// Administration: operations, not data.
 		{http.MethodGet, "/api/admin/users", auth.AdminSession, f(adm.ListUsers)},

@@ -15,6 +15,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
@@ -30,6 +31,7 @@ type Deps struct {
 	Auth     *auth.Service
 	Admin    *admin.API
 	Settings *userconfig.API
+	Papers   *papers.API
 }
 
 // handler holds the dependencies every route handler shares.

@@ -18,6 +18,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/mail"
+	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
@@ -58,6 +59,7 @@ func setup(t *testing.T, env map[string]string, pool *pgxpool.Pool) *testBundle 
 		Auth:     authSvc,
 		Admin:    admin.New(pool, authSvc, auditLog, logger),
 		Settings: userconfig.NewAPI(userconfig.New(pool, keys), cfg, nil, logger),
+		Papers:   papers.NewAPI(papers.New(pool)),
 	})
 	return &testBundle{router: r, routes: routes, pool: pool, logs: logs}
 }

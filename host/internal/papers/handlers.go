@@ -1,0 +1,195 @@
+package papers
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+)
+
+// API serves the feed, paper details, state changes and library membership. Every
+// route acts for the resolved caller only.
+type API struct {
+	store *Store
+}
+
+// NewAPI returns the papers API.
+func NewAPI(store *Store) *API { return &API{store: store} }
+
+// Feed answers GET /api/papers?view=&scope=&cursor=&limit=.
+func (a *API) Feed(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := FeedParams{View: q.Get("view"), Scope: q.Get("scope"), Cursor: q.Get("cursor")}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100 {
+			respond.Err(w, r, respond.Invalid("limit must be a number from 1 to 100.", respond.FieldError{Field: "limit", Message: "must be from 1 to 100"}))
+			return
+		}
+		p.Limit = n
+	}
+	page, err := a.store.Feed(r.Context(), auth.CallerFrom(r.Context()).UserID, p)
+	var ve *ViewError
+	switch {
+	case errors.As(err, &ve):
+		respond.Err(w, r, respond.Invalid(ve.Error(), respond.FieldError{Field: ve.Field, Message: "must be one of " + strings.Join(ve.Valid, ", ")}))
+	case errors.Is(err, ErrBadCursor):
+		respond.Err(w, r, respond.Invalid("The cursor is not valid; start again without it.", respond.FieldError{Field: "cursor", Message: "is not a cursor this server issued"}))
+	case err != nil:
+		respond.Err(w, r, respond.Internal(err))
+	default:
+		respond.JSON(w, http.StatusOK, page)
+	}
+}
+
+// Get answers one paper with the caller's overlay; 404 for a paper they may not see.
+func (a *API) Get(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	it, err := a.store.Get(r.Context(), auth.CallerFrom(r.Context()).UserID, id)
+	a.answer(w, r, it, err)
+}
+
+type stateBody struct {
+	State   *string         `json:"state"`
+	Starred *bool           `json:"starred"`
+	Rating  json.RawMessage `json:"rating"`
+	Flagged *bool           `json:"flagged"`
+	Notes   *string         `json:"notes"`
+}
+
+// SetState answers PATCH /api/papers/{id}/state: any of state, starred, rating (1-5,
+// or null to clear), flagged, notes.
+func (a *API) SetState(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	var body stateBody
+	if !auth.DecodeJSON(w, r, &body) {
+		return
+	}
+	patch := StatePatch{State: body.State, Starred: body.Starred, Flagged: body.Flagged, Notes: body.Notes}
+	var fields []respond.FieldError
+	if body.State != nil && !slices.Contains(States, *body.State) {
+		fields = append(fields, respond.FieldError{Field: "state", Message: "must be one of " + strings.Join(States, ", ")})
+	}
+	switch {
+	case len(body.Rating) == 0:
+	case string(body.Rating) == "null":
+		patch.ClearRating = true
+	default:
+		var n int
+		if err := json.Unmarshal(body.Rating, &n); err != nil || n < 1 || n > 5 {
+			fields = append(fields, respond.FieldError{Field: "rating", Message: "must be a whole number from 1 to 5, or null"})
+		} else {
+			patch.Rating = &n
+		}
+	}
+	if body.Notes != nil && len(*body.Notes) > 100000 {
+		fields = append(fields, respond.FieldError{Field: "notes", Message: "must be at most 100000 characters"})
+	}
+	if len(fields) > 0 {
+		respond.Err(w, r, respond.Invalid("Some fields are not valid.", fields...))
+		return
+	}
+	it, err := a.store.SetState(r.Context(), auth.CallerFrom(r.Context()).UserID, id, patch)
+	a.answer(w, r, it, err)
+}
+
+type libraryBody struct {
+	PaperID string `json:"paper_id"`
+	DOI     string `json:"doi"`
+	ArxivID string `json:"arxiv_id"`
+}
+
+// AddToLibrary answers POST /api/library with one of paper_id, doi or arxiv_id of a
+// paper in the corpus that the caller may see.
+func (a *API) AddToLibrary(w http.ResponseWriter, r *http.Request) {
+	var body libraryBody
+	if !auth.DecodeJSON(w, r, &body) {
+		return
+	}
+	user := auth.CallerFrom(r.Context()).UserID
+	var id uuid.UUID
+	var err error
+	switch {
+	case body.PaperID != "":
+		if id, err = uuid.Parse(body.PaperID); err != nil {
+			respond.Err(w, r, respond.Invalid("paper_id is not a paper id.", respond.FieldError{Field: "paper_id", Message: "must be a UUID"}))
+			return
+		}
+	case body.DOI != "" || body.ArxivID != "":
+		doi := NormalizeDOI(body.DOI)
+		arxiv, _, okArxiv := NormalizeArxivID(body.ArxivID)
+		if (body.DOI != "" && doi == "") || (body.ArxivID != "" && !okArxiv) {
+			respond.Err(w, r, respond.Invalid("The identifier is not valid.", respond.FieldError{Field: "doi/arxiv_id", Message: "is not a DOI or arXiv id"}))
+			return
+		}
+		if id, err = a.store.FindVisible(r.Context(), user, doi, arxiv); err != nil {
+			a.answer(w, r, Item{}, err)
+			return
+		}
+	default:
+		respond.Err(w, r, respond.Invalid("Name the paper by paper_id, doi or arxiv_id.", respond.FieldError{Field: "paper_id", Message: "one of paper_id, doi, arxiv_id is required"}))
+		return
+	}
+	if err := AddToLibraryTx(r.Context(), a.store.pool, user, id, "manual_save"); err != nil {
+		a.answer(w, r, Item{}, err)
+		return
+	}
+	it, err := a.store.Get(r.Context(), user, id)
+	if err == nil {
+		respond.JSON(w, http.StatusCreated, it)
+		return
+	}
+	a.answer(w, r, it, err)
+}
+
+// RemoveFromLibrary answers DELETE /api/library/{paper_id}.
+func (a *API) RemoveFromLibrary(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "paper_id")
+	if !ok {
+		return
+	}
+	err := a.store.RemoveFromLibrary(r.Context(), auth.CallerFrom(r.Context()).UserID, id)
+	if errors.Is(err, ErrNotInLibrary) {
+		respond.Err(w, r, respond.NotFound("This paper is not in your library."))
+		return
+	}
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *API) answer(w http.ResponseWriter, r *http.Request, it Item, err error) {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		respond.Err(w, r, respond.NotFound("No such paper."))
+	case err != nil:
+		respond.Err(w, r, respond.Internal(err))
+	default:
+		respond.JSON(w, http.StatusOK, it)
+	}
+}
+
+func pathID(w http.ResponseWriter, r *http.Request, name string) (uuid.UUID, bool) {
+	id, err := uuid.Parse(chi.URLParam(r, name))
+	if err != nil {
+		respond.Err(w, r, respond.NotFound("No such paper."))
+		return uuid.Nil, false
+	}
+	return id, true
+}

@@ -1,0 +1,93 @@
+package papers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// This file is the one place the feed's view surfaces, scopes, visibility and the
+// recommender's exclusion are defined (SPEC "Pulse" 5, ownership rules 4 and 7;
+// docs/feed.md). Every query that filters papers for a user builds its WHERE clause
+// from these fragments. In them, p is papers, s is the caller's paper_user_state row
+// (LEFT JOINed, so it may be NULL) and $1 is the caller's user id.
+
+// stateExpr is a paper's state for the caller: inbox when no state row exists.
+const stateExpr = `coalesce(s.state, 'inbox')`
+
+// views maps each of the ten view surfaces to its canonical predicate.
+var views = map[string]string{
+	"inbox":         stateExpr + ` = 'inbox'`,
+	"library":       stateExpr + ` IN ('to_read', 'reading', 'done')`,
+	"reading_list":  stateExpr + ` = 'to_read'`,
+	"reading":       stateExpr + ` = 'reading'`,
+	"done":          stateExpr + ` = 'done'`,
+	"starred":       `coalesce(s.starred, false) AND ` + stateExpr + ` <> 'trash'`,
+	"trash":         `s.state = 'trash'`,
+	"active":        stateExpr + ` IN ('inbox', 'to_read', 'reading')`,
+	"kept":          stateExpr + ` IN ('to_read', 'reading', 'done')`,
+	"all_non_trash": stateExpr + ` <> 'trash'`,
+}
+
+// DefaultView is the view of a feed request that names none.
+const DefaultView = "all_non_trash"
+
+// Scopes of the feed.
+const (
+	// ScopeLibrary (the default) shows papers in the caller's user_library.
+	ScopeLibrary = "library"
+	// ScopeCorpus shows every paper the caller may see ("All discovered"), with the
+	// caller's own overlays.
+	ScopeCorpus = "corpus"
+)
+
+// ViewNames lists the valid view names, sorted.
+func ViewNames() []string {
+	out := make([]string, 0, len(views))
+	for v := range views {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ViewError names an unknown view or scope and the valid ones.
+type ViewError struct {
+	Field string
+	Value string
+	Valid []string
+}
+
+func (e *ViewError) Error() string {
+	return fmt.Sprintf("unknown %s %q; valid: %s", e.Field, e.Value, strings.Join(e.Valid, ", "))
+}
+
+// viewPredicate returns the predicate of view in scope. In corpus scope the Library
+// surface is all_non_trash (SPEC ownership rule 7).
+func viewPredicate(view, scope string) (string, error) {
+	if scope != ScopeLibrary && scope != ScopeCorpus {
+		return "", &ViewError{Field: "scope", Value: scope, Valid: []string{ScopeCorpus, ScopeLibrary}}
+	}
+	if scope == ScopeCorpus && view == "library" {
+		view = "all_non_trash"
+	}
+	pred, ok := views[view]
+	if !ok {
+		return "", &ViewError{Field: "view", Value: view, Valid: ViewNames()}
+	}
+	return pred, nil
+}
+
+// visiblePredicate says whether the caller may see paper p: it is public, or came
+// from an instance-level feed (discovered_by NULL, SPEC rule 4), or is in the caller's
+// library. A paper's discoverer gains nothing from that alone.
+const visiblePredicate = `(p.visibility = 'public' OR p.discovered_by IS NULL OR EXISTS (
+	SELECT 1 FROM user_library vl WHERE vl.user_id = $1 AND vl.paper_id = p.id))`
+
+// ExclusionPredicate is the one canonical exclusion of Pulse and the recommender: a
+// paper the caller finished or trashed, or gave negative feedback in the last 60
+// days, is never suggested. Use it with p, s and $1 bound as above.
+const ExclusionPredicate = `(` + stateExpr + ` NOT IN ('trash', 'done') AND NOT EXISTS (
+	SELECT 1 FROM recommendation_feedback f
+	 WHERE f.user_id = $1 AND f.paper_id = p.id AND f.signal = 'negative'
+	   AND f.created_at > now() - interval '60 days'))`
