@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/pgembed"
 	"github.com/lectern-research/lectern/host/internal/store"
 )
@@ -185,6 +186,9 @@ func buildTemplate(adm *pgxpool.Pool) (string, error) {
 		return "", err
 	}
 	_, err = store.NewMigrator(pool, migs).Migrate(ctx)
+	if err == nil {
+		err = jobs.Migrate(ctx, pool) // River's queue tables, as the host applies them
+	}
 	pool.Close()
 	if err != nil {
 		return "", fmt.Errorf("migrate template: %w", err)

@@ -1,0 +1,164 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+)
+
+// Kinds the service registers itself.
+const (
+	// KindTrainClassifier trains the Pulse classifiers, nightly or when an admin
+	// or the ops key enqueues it through POST /api/jobs (SPEC Pulse 4, Endpoints
+	// rule 1).
+	KindTrainClassifier = "pulse.train_classifier"
+	// KindPurge is the daily purge of soft-deleted users and audit PII.
+	KindPurge = "data.purge"
+	// KindPruneProgress deletes the progress of jobs River no longer keeps.
+	KindPruneProgress = "jobs.prune_progress"
+	// KindUserSchedule enqueues the per-user deliveries that are due.
+	KindUserSchedule = "jobs.user_schedule"
+)
+
+// progressGrace is how old orphaned progress must be before it is pruned.
+const progressGrace = time.Hour
+
+// periodicJobs is the one table of the host's periodic jobs. Times are UTC; River
+// runs them on the elected leader host only.
+func periodicJobs(rt *runtime) []*river.PeriodicJob {
+	table := []struct {
+		schedule river.PeriodicSchedule
+		args     river.JobArgs
+	}{
+		{dailyAt{hour: 2, minute: 0}, PurgeArgs{}},
+		{dailyAt{hour: 2, minute: 30}, PruneProgressArgs{}},
+		{dailyAt{hour: 3, minute: 30}, TrainClassifierArgs{}},
+	}
+	if len(rt.reg.schedules) > 0 {
+		table = append(table, struct {
+			schedule river.PeriodicSchedule
+			args     river.JobArgs
+		}{river.PeriodicInterval(rt.cfg.UserScheduleInterval), UserScheduleArgs{}})
+	}
+	out := make([]*river.PeriodicJob, 0, len(table))
+	for _, entry := range table {
+		args := entry.args
+		out = append(out, river.NewPeriodicJob(entry.schedule, func() (river.JobArgs, *river.InsertOpts) {
+			opts, err := rt.insertOpts(args.Kind(), uuid.Nil)
+			if err != nil {
+				// Every kind of the table is registered by registerBuiltins.
+				panic(err)
+			}
+			return args, opts
+		}, &river.PeriodicJobOpts{ID: args.Kind()}))
+	}
+	return out
+}
+
+// dailyAt is a schedule that fires once a day at hour:minute UTC.
+type dailyAt struct{ hour, minute int }
+
+// Next returns the first hour:minute UTC strictly after t.
+func (d dailyAt) Next(t time.Time) time.Time {
+	t = t.UTC()
+	next := time.Date(t.Year(), t.Month(), t.Day(), d.hour, d.minute, 0, 0, time.UTC)
+	if !next.After(t) {
+		next = next.AddDate(0, 0, 1)
+	}
+	return next
+}
+
+// registerBuiltins adds the service's own kinds. pulse.train_classifier and
+// data.purge keep a registration the host made first (the Pulse area registers
+// its real trainer under the same args type).
+func registerBuiltins(reg *Registry, rt *runtime) error {
+	if !reg.has(KindTrainClassifier) {
+		err := Register(reg, KindSpec[TrainClassifierArgs]{
+			Worker:      &trainClassifierWorker{rt: rt},
+			MaxAttempts: 1,
+			Timeout:     time.Hour,
+			Enqueuers:   EnqueueAdmin | EnqueueOps,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if !reg.has(KindPurge) {
+		err := Register(reg, KindSpec[PurgeArgs]{
+			Worker:    &purgeWorker{rt: rt},
+			Timeout:   time.Hour,
+			Enqueuers: EnqueueAdmin | EnqueueOps,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := Register(reg, KindSpec[PruneProgressArgs]{Worker: &pruneProgressWorker{rt: rt}}); err != nil {
+		return err
+	}
+	return Register(reg, KindSpec[UserScheduleArgs]{Worker: &userScheduleWorker{rt: rt}, MaxAttempts: 1})
+}
+
+// TrainClassifierArgs are the (empty) arguments of pulse.train_classifier.
+type TrainClassifierArgs struct{}
+
+// Kind implements river.JobArgs.
+func (TrainClassifierArgs) Kind() string { return KindTrainClassifier }
+
+// trainClassifierWorker stands in for the Pulse trainer until the Pulse area
+// registers its own worker for TrainClassifierArgs.
+type trainClassifierWorker struct {
+	river.WorkerDefaults[TrainClassifierArgs]
+	rt *runtime
+}
+
+func (w *trainClassifierWorker) Work(ctx context.Context, job *river.Job[TrainClassifierArgs]) error {
+	w.rt.log.InfoContext(ctx, "jobs: Pulse classifier training is not built into this version; nothing was trained",
+		"job_id", job.ID, "kind", job.Kind)
+	return SetResult(ctx, map[string]any{"trained": 0, "reason": "pulse_training_not_built"})
+}
+
+// PurgeArgs are the (empty) arguments of data.purge.
+type PurgeArgs struct{}
+
+// Kind implements river.JobArgs.
+func (PurgeArgs) Kind() string { return KindPurge }
+
+type purgeWorker struct {
+	river.WorkerDefaults[PurgeArgs]
+	rt *runtime
+}
+
+func (w *purgeWorker) Work(ctx context.Context, job *river.Job[PurgeArgs]) error {
+	if w.rt.purge == nil {
+		w.rt.log.WarnContext(ctx, "jobs: data.purge has no purge function configured; nothing was purged", "job_id", job.ID)
+		return nil
+	}
+	if err := w.rt.purge(ctx); err != nil {
+		return fmt.Errorf("jobs: data.purge: %w", err)
+	}
+	return nil
+}
+
+// PruneProgressArgs are the (empty) arguments of jobs.prune_progress.
+type PruneProgressArgs struct{}
+
+// Kind implements river.JobArgs.
+func (PruneProgressArgs) Kind() string { return KindPruneProgress }
+
+type pruneProgressWorker struct {
+	river.WorkerDefaults[PruneProgressArgs]
+	rt *runtime
+}
+
+func (w *pruneProgressWorker) Work(ctx context.Context, job *river.Job[PruneProgressArgs]) error {
+	n, err := pruneProgress(ctx, w.rt.pool, progressGrace)
+	if err != nil {
+		return err
+	}
+	w.rt.log.InfoContext(ctx, "jobs: pruned progress of deleted jobs", "job_id", job.ID, "rows", n)
+	return SetResult(ctx, map[string]int64{"deleted": n})
+}

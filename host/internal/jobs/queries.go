@@ -1,0 +1,165 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The SQL of the envelope layer. River's own tables are read through River's
+// client; these queries touch only job_progress, system_events and users.
+
+// progressChannel is the LISTEN/NOTIFY channel of new job_progress rows; the
+// trigger of migration 0004 sends "<job_id>:<seq>" on it.
+const progressChannel = "lectern_job_progress"
+
+// querier is what the queries need: a pool, a connection or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// insertProgress appends p as the job's next event. Events of one job are written
+// one at a time (run.mu), so max(seq)+1 never collides.
+func insertProgress(ctx context.Context, db querier, jobID int64, p Progress) (int64, error) {
+	var total *int64
+	if p.Total > 0 {
+		total = &p.Total
+	}
+	var message *string
+	if p.Message != "" {
+		message = &p.Message
+	}
+	var data []byte
+	if len(p.Data) > 0 {
+		data = p.Data
+	}
+	var seq int64
+	err := db.QueryRow(ctx, `
+		INSERT INTO job_progress (job_id, seq, current, total, message, data)
+		SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4, $5
+		  FROM job_progress WHERE job_id = $1
+		RETURNING seq`,
+		jobID, p.Current, total, message, data).Scan(&seq)
+	if err != nil {
+		return 0, fmt.Errorf("jobs: report progress of job %d: %w", jobID, err)
+	}
+	return seq, nil
+}
+
+const progressColumns = `seq, coalesce(current, 0), coalesce(total, 0), coalesce(message, ''), data, created_at`
+
+func scanProgress(row pgx.CollectableRow) (ProgressEvent, error) {
+	var ev ProgressEvent
+	var data []byte
+	err := row.Scan(&ev.Seq, &ev.Current, &ev.Total, &ev.Message, &data, &ev.At)
+	if len(data) > 0 {
+		ev.Data = json.RawMessage(data)
+	}
+	return ev, err
+}
+
+// progressSince returns up to limit events of the job after seq, in order.
+func progressSince(ctx context.Context, db querier, jobID, after int64, limit int) ([]ProgressEvent, error) {
+	rows, err := db.Query(ctx, `SELECT `+progressColumns+`
+		  FROM job_progress WHERE job_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, jobID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: read progress of job %d: %w", jobID, err)
+	}
+	evs, err := pgx.CollectRows(rows, scanProgress)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: read progress of job %d: %w", jobID, err)
+	}
+	return evs, nil
+}
+
+// latestProgress returns the newest event of each of the jobs that has one.
+func latestProgress(ctx context.Context, db querier, jobIDs []int64) (map[int64]ProgressEvent, error) {
+	out := make(map[int64]ProgressEvent, len(jobIDs))
+	if len(jobIDs) == 0 {
+		return out, nil
+	}
+	rows, err := db.Query(ctx, `
+		SELECT p.job_id, `+progressColumns+`
+		  FROM unnest($1::bigint[]) AS j(id)
+		  CROSS JOIN LATERAL (
+		        SELECT * FROM job_progress WHERE job_id = j.id ORDER BY seq DESC LIMIT 1) AS p`, jobIDs)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: read latest progress: %w", err)
+	}
+	_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+		var id int64
+		var ev ProgressEvent
+		var data []byte
+		if err := row.Scan(&id, &ev.Seq, &ev.Current, &ev.Total, &ev.Message, &data, &ev.At); err != nil {
+			return struct{}{}, err
+		}
+		if len(data) > 0 {
+			ev.Data = json.RawMessage(data)
+		}
+		out[id] = ev
+		return struct{}{}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: read latest progress: %w", err)
+	}
+	return out, nil
+}
+
+// insertFailureEvent writes the owner-visible record of a job that failed for good.
+func insertFailureEvent(ctx context.Context, db querier, ev FailureEvent) error {
+	ctxJSON, err := json.Marshal(map[string]any{
+		"job_id": ev.JobID, "kind": ev.Kind, "attempt": ev.Attempt, "error_code": ev.Error.Code,
+	})
+	if err != nil {
+		return fmt.Errorf("jobs: encode failure context: %w", err)
+	}
+	message := truncate(fmt.Sprintf("Job %d (%s) failed: %s", ev.JobID, ev.Kind, ev.Error.Message), 4000)
+	_, err = db.Exec(ctx, `
+		INSERT INTO system_events (user_id, level, category, source, message, context, created_at)
+		VALUES ($1, 'error', 'job', 'jobs', $2, $3, $4)`,
+		ev.UserID, message, ctxJSON, ev.At)
+	if err != nil {
+		return fmt.Errorf("jobs: write system event: %w", err)
+	}
+	return nil
+}
+
+// userZone is a live user and the timezone their deliveries follow.
+type userZone struct {
+	ID       uuid.UUID
+	Timezone string
+}
+
+// liveUsers lists every user that is not deleted, with their timezone.
+func liveUsers(ctx context.Context, db querier) ([]userZone, error) {
+	rows, err := db.Query(ctx, `SELECT id, timezone FROM users WHERE deleted_at IS NULL ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: list users: %w", err)
+	}
+	users, err := pgx.CollectRows(rows, pgx.RowToStructByPos[userZone])
+	if err != nil {
+		return nil, fmt.Errorf("jobs: list users: %w", err)
+	}
+	return users, nil
+}
+
+// pruneProgress deletes the progress of jobs River no longer keeps, once they are
+// older than grace (so a job inserted in a transaction not yet visible keeps its
+// events).
+func pruneProgress(ctx context.Context, db querier, grace time.Duration) (int64, error) {
+	tag, err := db.Exec(ctx, `
+		DELETE FROM job_progress AS p
+		 WHERE p.created_at < now() - make_interval(secs => $1)
+		   AND NOT EXISTS (SELECT 1 FROM river_job AS j WHERE j.id = p.job_id)`, grace.Seconds())
+	if err != nil {
+		return 0, fmt.Errorf("jobs: prune progress: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -1,0 +1,357 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/lectern-research/lectern/host/internal/auth"
+)
+
+// Defaults of Config.
+const (
+	DefaultQueueWorkers         = 10
+	DefaultHeartbeatInterval    = 15 * time.Second
+	DefaultPollInterval         = 2 * time.Second
+	DefaultUserScheduleInterval = time.Minute
+	DefaultStopTimeout          = 25 * time.Second
+)
+
+// How long River keeps finished jobs (and so their envelopes) before its cleaner
+// deletes them; jobs.prune_progress then deletes their progress.
+const (
+	completedRetention = 7 * 24 * time.Hour
+	cancelledRetention = 7 * 24 * time.Hour
+	discardedRetention = 30 * 24 * time.Hour
+)
+
+// ErrNotFound is returned for a job that does not exist or that the caller may
+// not see; the API answers 404 for both.
+var ErrNotFound = errors.New("jobs: job not found")
+
+// ErrUnknownKind is returned when enqueuing a kind no one registered.
+var ErrUnknownKind = errors.New("jobs: unknown job kind")
+
+// Config is the input of New.
+type Config struct {
+	// Pool is the database. Required. River, the progress reporter and the API
+	// share it; size it for the queue workers plus the HTTP handlers.
+	Pool *pgxpool.Pool
+	// Logger receives the service's and River's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Registry holds the kinds of the host's areas. The Service copies it at New
+	// and adds its built-in kinds (pulse.train_classifier and data.purge unless
+	// registered already, and its own jobs.* kinds). Default: no extra kinds.
+	Registry *Registry
+	// QueueWorkers caps concurrent jobs per queue. A queue a kind names that is
+	// missing here gets DefaultQueueWorkers.
+	QueueWorkers map[string]int
+	// FailureHook is told about every owned job that fails for good. Optional.
+	FailureHook FailureFunc
+	// PurgeFunc is the daily data.purge (hard deletion of soft-deleted users and
+	// the audit scrub). When nil, data.purge logs that no purge is configured and
+	// succeeds.
+	PurgeFunc func(ctx context.Context) error
+	// HeartbeatInterval is how often an idle stream sends a heartbeat comment.
+	// Default DefaultHeartbeatInterval.
+	HeartbeatInterval time.Duration
+	// PollInterval is how often a stream re-reads its job when nothing woke it,
+	// which covers state changes made by another host. Default
+	// DefaultPollInterval.
+	PollInterval time.Duration
+	// UserScheduleInterval is how often per-user schedules are checked. Default
+	// DefaultUserScheduleInterval.
+	UserScheduleInterval time.Duration
+	// StopTimeout is how long Stop lets running jobs finish before it cancels
+	// their contexts. Default DefaultStopTimeout.
+	StopTimeout time.Duration
+}
+
+// runtime is what workers and handlers share.
+type runtime struct {
+	pool    *pgxpool.Pool
+	log     *slog.Logger
+	hub     *hub
+	reg     *Registry
+	client  *river.Client[pgx.Tx]
+	failure FailureFunc
+	purge   func(ctx context.Context) error
+	cfg     Config
+}
+
+// Service runs the job queue: River's client with every registered kind, the
+// periodic schedules, the progress listener and the HTTP API.
+type Service struct {
+	rt *runtime
+
+	mu      sync.Mutex
+	started bool
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// New builds the service. It checks that River's tables are migrated (see
+// Migrate) but starts nothing; call Start.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Pool == nil {
+		return nil, errors.New("jobs: new: Config.Pool is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = NewRegistry()
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.UserScheduleInterval <= 0 {
+		cfg.UserScheduleInterval = DefaultUserScheduleInterval
+	}
+	if cfg.StopTimeout <= 0 {
+		cfg.StopTimeout = DefaultStopTimeout
+	}
+
+	driver := riverpgxv5.New(cfg.Pool)
+	migrator, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: new: %w", err)
+	}
+	res, err := migrator.Validate(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: new: check River's schema: %w", err)
+	}
+	if !res.OK {
+		return nil, fmt.Errorf("jobs: new: River's tables are not migrated (run `lectern migrate`): %v", res.Messages)
+	}
+
+	rt := &runtime{
+		pool:    cfg.Pool,
+		log:     cfg.Logger,
+		hub:     newHub(),
+		reg:     cfg.Registry.snapshot(),
+		failure: cfg.FailureHook,
+		purge:   cfg.PurgeFunc,
+		cfg:     cfg,
+	}
+	if err := registerBuiltins(rt.reg, rt); err != nil {
+		return nil, err
+	}
+
+	workers := river.NewWorkers()
+	queues := map[string]river.QueueConfig{}
+	for _, name := range rt.reg.Kinds() {
+		k, _ := rt.reg.lookup(name)
+		if err := k.install(workers, rt); err != nil {
+			return nil, fmt.Errorf("jobs: new: %w", err)
+		}
+		n := cfg.QueueWorkers[k.queue]
+		if n <= 0 {
+			n = DefaultQueueWorkers
+		}
+		queues[k.queue] = river.QueueConfig{MaxWorkers: n}
+	}
+
+	client, err := river.NewClient(driver, &river.Config{
+		Logger:                      cfg.Logger,
+		Workers:                     workers,
+		Queues:                      queues,
+		PeriodicJobs:                periodicJobs(rt),
+		MaxAttempts:                 DefaultMaxAttempts,
+		JobTimeout:                  DefaultTimeout,
+		CompletedJobRetentionPeriod: completedRetention,
+		CancelledJobRetentionPeriod: cancelledRetention,
+		DiscardedJobRetentionPeriod: discardedRetention,
+		SoftStopTimeout:             cfg.StopTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: new: river client: %w", err)
+	}
+	rt.client = client
+	return &Service{rt: rt}, nil
+}
+
+// Start starts working jobs, the periodic schedules (on the elected leader host)
+// and the progress listener. They run until Stop; cancelling ctx does not stop
+// them, so that shutdown stays graceful.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errors.New("jobs: start: already started")
+	}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	events, unsubscribe := s.rt.client.Subscribe(
+		river.EventKindJobCompleted, river.EventKindJobCancelled,
+		river.EventKindJobFailed, river.EventKindJobSnoozed)
+	if err := s.rt.client.Start(bg); err != nil {
+		unsubscribe()
+		cancel()
+		return fmt.Errorf("jobs: start: %w", err)
+	}
+	listenCfg := s.rt.pool.Config().ConnConfig.Copy()
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		s.rt.hub.listen(bg, listenCfg, s.rt.log)
+	}()
+	go func() {
+		defer s.wg.Done()
+		defer unsubscribe()
+		s.rt.hub.follow(bg, events)
+	}()
+	s.started = true
+	s.stop = cancel
+	return nil
+}
+
+// Stop stops fetching jobs and waits for running ones to finish. After
+// Config.StopTimeout their contexts are cancelled (they are retried later); when
+// ctx ends first, Stop cancels them at once and returns ctx's error after they
+// return.
+func (s *Service) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started {
+		return nil
+	}
+	err := s.rt.client.Stop(ctx)
+	if err != nil {
+		hardCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if hardErr := s.rt.client.StopAndCancel(hardCtx); hardErr != nil {
+			err = errors.Join(err, hardErr)
+		}
+	}
+	s.stop()
+	s.wg.Wait()
+	s.started = false
+	if err != nil {
+		return fmt.Errorf("jobs: stop: %w", err)
+	}
+	return nil
+}
+
+// Client is the River client, for areas that need River directly (for example
+// JobCancelTx). Insert jobs with Enqueue or EnqueueTx instead, which apply the
+// kind's queue, attempts and owner.
+func (s *Service) Client() *river.Client[pgx.Tx] { return s.rt.client }
+
+// Kinds lists every kind the service runs, sorted.
+func (s *Service) Kinds() []string { return s.rt.reg.Kinds() }
+
+// Enqueue inserts a job for owner (uuid.Nil for a system job with no owner) with
+// its kind's queue and attempts, and returns its envelope.
+func (s *Service) Enqueue(ctx context.Context, owner uuid.UUID, args river.JobArgs) (*Envelope, error) {
+	opts, err := s.rt.insertOpts(args.Kind(), owner)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.rt.client.Insert(ctx, args, opts)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: enqueue %s: %w", args.Kind(), err)
+	}
+	return newEnvelope(res.Job, nil), nil
+}
+
+// EnqueueTx is Enqueue inside the caller's transaction: the job exists only if
+// tx commits, together with the domain write that asked for it.
+func (s *Service) EnqueueTx(ctx context.Context, tx pgx.Tx, owner uuid.UUID, args river.JobArgs) (*Envelope, error) {
+	opts, err := s.rt.insertOpts(args.Kind(), owner)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.rt.client.InsertTx(ctx, tx, args, opts)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: enqueue %s: %w", args.Kind(), err)
+	}
+	return newEnvelope(res.Job, nil), nil
+}
+
+// insertOpts are the options a job of kind for owner is inserted with.
+func (rt *runtime) insertOpts(kindName string, owner uuid.UUID) (*river.InsertOpts, error) {
+	k, ok := rt.reg.lookup(kindName)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownKind, kindName)
+	}
+	return &river.InsertOpts{Queue: k.queue, MaxAttempts: k.maxAttempts, Metadata: ownerMetadata(owner)}, nil
+}
+
+// scope narrows a job list to the jobs caller may see: a user's own jobs; for an
+// admin session also the system jobs (no owner); for the ops key alone only the
+// system jobs. An anonymous caller sees nothing (ok false).
+func scope(p *river.JobListParams, c auth.Caller) (*river.JobListParams, bool) {
+	switch {
+	case c.IsAdmin():
+		return p.Where("(metadata @> @lectern_own::jsonb OR metadata @> @lectern_sys::jsonb)", river.NamedArgs{
+			"lectern_own": string(ownerMetadata(c.UserID)),
+			"lectern_sys": string(ownerMetadata(uuid.Nil)),
+		}), true
+	case c.HasUser():
+		return p.Metadata(string(ownerMetadata(c.UserID))), true
+	case c.OpsKey:
+		return p.Metadata(string(ownerMetadata(uuid.Nil))), true
+	}
+	return nil, false
+}
+
+// visibleJob returns job id if caller may see it, else ErrNotFound. The owner
+// check is part of the query.
+func (rt *runtime) visibleJob(ctx context.Context, c auth.Caller, id int64) (*rivertype.JobRow, error) {
+	params, ok := scope(river.NewJobListParams().IDs(id).First(1), c)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	res, err := rt.client.JobList(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: get job %d: %w", id, err)
+	}
+	if len(res.Jobs) == 0 {
+		return nil, ErrNotFound
+	}
+	return res.Jobs[0], nil
+}
+
+// envelopes builds the envelopes of rows with their latest progress.
+func (rt *runtime) envelopes(ctx context.Context, rows []*rivertype.JobRow) ([]*Envelope, error) {
+	ids := make([]int64, len(rows))
+	for i, row := range rows {
+		ids[i] = row.ID
+	}
+	latest, err := latestProgress(ctx, rt.pool, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Envelope, len(rows))
+	for i, row := range rows {
+		var p *ProgressEvent
+		if ev, ok := latest[row.ID]; ok {
+			p = &ev
+		}
+		out[i] = newEnvelope(row, p)
+	}
+	return out, nil
+}
+
+// envelope builds one job's envelope.
+func (rt *runtime) envelope(ctx context.Context, row *rivertype.JobRow) (*Envelope, error) {
+	envs, err := rt.envelopes(ctx, []*rivertype.JobRow{row})
+	if err != nil {
+		return nil, err
+	}
+	return envs[0], nil
+}
