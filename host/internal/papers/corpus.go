@@ -1,0 +1,275 @@
+package papers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Input is a paper as a source or an import describes it, before it joins the corpus.
+type Input struct {
+	DOI               string
+	ArxivID           string
+	ArxivVersion      int
+	OpenAlexID        string
+	SemanticScholarID string
+	PubMedID          string
+	Title             string
+	Authors           []Author
+	Abstract          string
+	PublicationDate   *time.Time
+	DatePrecision     string // year, month or day; required with PublicationDate
+	Venue             string
+	URL               string
+	PDFURL            string
+	Source            string
+	CitationCount     *int
+	Metadata          map[string]any
+	// Visibility is public for metadata from a public source, private for a user's
+	// own upload or import. Default private.
+	Visibility string
+}
+
+// VerifiedSources are the public sources whose records may make a private row
+// public: their metadata is a public record of the work.
+var VerifiedSources = []string{"arxiv", "openalex", "semanticscholar", "crossref", "pubmed"}
+
+// ErrNoIdentity means an input has neither a title nor an identifier.
+var ErrNoIdentity = errors.New("papers: a paper needs a title")
+
+// normalize cleans identifiers and bounds fields to what the schema accepts.
+func (in *Input) normalize() error {
+	in.Title = strings.Join(strings.Fields(in.Title), " ")
+	if in.Title == "" {
+		return ErrNoIdentity
+	}
+	if len(in.Title) > 1000 {
+		in.Title = in.Title[:1000]
+	}
+	in.DOI = NormalizeDOI(in.DOI)
+	if in.ArxivID != "" {
+		id, v, ok := NormalizeArxivID(in.ArxivID)
+		if !ok {
+			in.ArxivID = ""
+		} else {
+			in.ArxivID = id
+			if in.ArxivVersion == 0 {
+				in.ArxivVersion = v
+			}
+		}
+	}
+	if in.ArxivID == "" {
+		in.ArxivVersion = 0
+	}
+	if len(in.Abstract) > 50000 {
+		in.Abstract = in.Abstract[:50000]
+	}
+	if len(in.URL) > 2000 {
+		in.URL = ""
+	}
+	if len(in.PDFURL) > 2000 {
+		in.PDFURL = ""
+	}
+	if in.PublicationDate == nil {
+		in.DatePrecision = ""
+	} else if in.DatePrecision == "" {
+		in.DatePrecision = "day"
+	}
+	if in.Visibility != "public" {
+		in.Visibility = "private"
+	}
+	if in.Source == "" {
+		in.Source = "manual"
+	}
+	if in.Authors == nil {
+		in.Authors = []Author{}
+	}
+	if in.Metadata == nil {
+		in.Metadata = map[string]any{}
+	}
+	return nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// UpsertTx merges in into the corpus and returns the paper's id and whether it is
+// new. A paper is the same paper when any identifier matches (DOI, arXiv id, OpenAlex,
+// Semantic Scholar or PubMed id). An existing row keeps what it has and gains what it
+// lacks: identifiers, abstract, authors, a more precise date, URLs, the higher
+// citation count. A private row becomes public when a verified public source
+// describes the same work. discoveredBy is the user who brought the paper in; nil for
+// instance-level discovery.
+func UpsertTx(ctx context.Context, tx pgx.Tx, in Input, discoveredBy *uuid.UUID) (uuid.UUID, bool, error) {
+	if err := in.normalize(); err != nil {
+		return uuid.Nil, false, err
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		id, found, err := match(ctx, tx, &in)
+		if err != nil {
+			return uuid.Nil, false, err
+		}
+		if found {
+			return id, false, merge(ctx, tx, id, &in)
+		}
+		id, inserted, err := insert(ctx, tx, &in, discoveredBy)
+		if err != nil {
+			return uuid.Nil, false, err
+		}
+		if inserted {
+			return id, true, nil
+		}
+		// Someone inserted the same work meanwhile: match again.
+	}
+	return uuid.Nil, false, fmt.Errorf("papers: upsert %q: kept conflicting with concurrent writers", in.Title)
+}
+
+// match finds the existing row for in, preferring a DOI match, then arXiv, then the
+// other identifiers. Identifiers held by a different row are dropped from in so the
+// merge cannot collide with that row.
+func match(ctx context.Context, tx pgx.Tx, in *Input) (uuid.UUID, bool, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT id, coalesce(doi, ''), coalesce(arxiv_id, ''), coalesce(openalex_id, ''),
+		       coalesce(semantic_scholar_id, ''), coalesce(pubmed_id, '')
+		  FROM papers
+		 WHERE ($1 <> '' AND doi = $1) OR ($2 <> '' AND arxiv_id = $2) OR ($3 <> '' AND openalex_id = $3)
+		    OR ($4 <> '' AND semantic_scholar_id = $4) OR ($5 <> '' AND pubmed_id = $5)`,
+		in.DOI, in.ArxivID, in.OpenAlexID, in.SemanticScholarID, in.PubMedID)
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("papers: match: %w", err)
+	}
+	type cand struct {
+		id                     uuid.UUID
+		doi, arxiv, oa, s2, pm string
+	}
+	cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (cand, error) {
+		var c cand
+		err := r.Scan(&c.id, &c.doi, &c.arxiv, &c.oa, &c.s2, &c.pm)
+		return c, err
+	})
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("papers: match: %w", err)
+	}
+	if len(cands) == 0 {
+		return uuid.Nil, false, nil
+	}
+	score := func(c cand) int {
+		switch {
+		case in.DOI != "" && c.doi == in.DOI:
+			return 5
+		case in.ArxivID != "" && c.arxiv == in.ArxivID:
+			return 4
+		case in.OpenAlexID != "" && c.oa == in.OpenAlexID:
+			return 3
+		case in.SemanticScholarID != "" && c.s2 == in.SemanticScholarID:
+			return 2
+		}
+		return 1
+	}
+	best := slices.MaxFunc(cands, func(a, b cand) int { return score(a) - score(b) })
+	for _, c := range cands {
+		if c.id == best.id {
+			continue
+		}
+		if in.DOI == c.doi {
+			in.DOI = ""
+		}
+		if in.ArxivID == c.arxiv {
+			in.ArxivID, in.ArxivVersion = "", 0
+		}
+		if in.OpenAlexID == c.oa {
+			in.OpenAlexID = ""
+		}
+		if in.SemanticScholarID == c.s2 {
+			in.SemanticScholarID = ""
+		}
+		if in.PubMedID == c.pm {
+			in.PubMedID = ""
+		}
+	}
+	return best.id, true, nil
+}
+
+func insert(ctx context.Context, tx pgx.Tx, in *Input, discoveredBy *uuid.UUID) (uuid.UUID, bool, error) {
+	authors, _ := json.Marshal(in.Authors)
+	meta, _ := json.Marshal(in.Metadata)
+	var arxivVersion any
+	if in.ArxivVersion > 0 {
+		arxivVersion = in.ArxivVersion
+	}
+	var id uuid.UUID
+	err := tx.QueryRow(ctx, `
+		INSERT INTO papers (doi, arxiv_id, arxiv_version, openalex_id, semantic_scholar_id, pubmed_id, title, authors,
+		                    abstract, publication_date, publication_date_precision, venue, url, pdf_url, source,
+		                    citation_count, metadata, discovered_by, visibility)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+		ON CONFLICT DO NOTHING
+		RETURNING id`,
+		nullable(in.DOI), nullable(in.ArxivID), arxivVersion, nullable(in.OpenAlexID), nullable(in.SemanticScholarID),
+		nullable(in.PubMedID), in.Title, authors, nullable(in.Abstract), in.PublicationDate, nullable(in.DatePrecision),
+		nullable(in.Venue), nullable(in.URL), nullable(in.PDFURL), in.Source, in.CitationCount, meta, discoveredBy,
+		in.Visibility).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, false, nil
+	}
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("papers: insert: %w", err)
+	}
+	return id, true, nil
+}
+
+var precisionRank = map[string]int{"": 0, "year": 1, "month": 2, "day": 3}
+
+func merge(ctx context.Context, tx pgx.Tx, id uuid.UUID, in *Input) error {
+	var curPrecision string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(publication_date_precision, '') FROM papers WHERE id = $1 FOR UPDATE`, id).
+		Scan(&curPrecision); err != nil {
+		return fmt.Errorf("papers: merge: %w", err)
+	}
+	date, precision := any(nil), any(nil)
+	if in.PublicationDate != nil && precisionRank[in.DatePrecision] > precisionRank[curPrecision] {
+		date, precision = in.PublicationDate, in.DatePrecision
+	}
+	authors, _ := json.Marshal(in.Authors)
+	meta, _ := json.Marshal(in.Metadata)
+	var arxivVersion any
+	if in.ArxivVersion > 0 {
+		arxivVersion = in.ArxivVersion
+	}
+	promote := in.Visibility == "public" && slices.Contains(VerifiedSources, in.Source)
+	_, err := tx.Exec(ctx, `
+		UPDATE papers SET
+		  doi = coalesce(doi, $2), arxiv_id = coalesce(arxiv_id, $3),
+		  arxiv_version = CASE WHEN $4::int IS NOT NULL AND coalesce(arxiv_id, $3) IS NOT NULL
+		                       THEN greatest(coalesce(arxiv_version, 0), $4::int) ELSE arxiv_version END,
+		  openalex_id = coalesce(openalex_id, $5), semantic_scholar_id = coalesce(semantic_scholar_id, $6),
+		  pubmed_id = coalesce(pubmed_id, $7),
+		  authors = CASE WHEN jsonb_array_length(authors) = 0 THEN $8::jsonb ELSE authors END,
+		  abstract = coalesce(abstract, $9),
+		  publication_date = CASE WHEN $10::date IS NOT NULL THEN $10::date ELSE publication_date END,
+		  publication_date_precision = CASE WHEN $10::date IS NOT NULL THEN $11 ELSE publication_date_precision END,
+		  venue = coalesce(venue, $12), url = coalesce(url, $13), pdf_url = coalesce(pdf_url, $14),
+		  citation_count = CASE WHEN $15::int IS NULL THEN citation_count ELSE greatest(coalesce(citation_count, 0), $15::int) END,
+		  metadata = $16::jsonb || metadata,
+		  visibility = CASE WHEN $17 THEN 'public' ELSE visibility END,
+		  updated_at = now()
+		WHERE id = $1`,
+		id, nullable(in.DOI), nullable(in.ArxivID), arxivVersion, nullable(in.OpenAlexID), nullable(in.SemanticScholarID),
+		nullable(in.PubMedID), authors, nullable(in.Abstract), date, precision, nullable(in.Venue), nullable(in.URL),
+		nullable(in.PDFURL), in.CitationCount, meta, promote)
+	if err != nil {
+		return fmt.Errorf("papers: merge: %w", err)
+	}
+	return nil
+}

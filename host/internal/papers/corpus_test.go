@@ -1,0 +1,144 @@
+package papers
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+func upsert(t *testing.T, pool *pgxpool.Pool, in Input, by *uuid.UUID) (uuid.UUID, bool) {
+	t.Helper()
+	var id uuid.UUID
+	var created bool
+	require.NoError(t, pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+		var err error
+		id, created, err = UpsertTx(context.Background(), tx, in, by)
+		return err
+	}))
+	return id, created
+}
+
+func date(y, m, d int) *time.Time {
+	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	return &t
+}
+
+func TestUpsertMergesByIdentifiers(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	ctx := context.Background()
+
+	id, created := upsert(t, pool, Input{Title: "  Attention   is all you need ", ArxivID: "arXiv:1706.03762v5", Source: "arxiv",
+		PublicationDate: date(2017, 1, 1), DatePrecision: "year", Visibility: "public"}, nil)
+	require.True(t, created)
+
+	cites := 100000
+	again, created := upsert(t, pool, Input{Title: "Attention Is All You Need", DOI: "https://doi.org/10.48550/ARXIV.1706.03762",
+		ArxivID: "1706.03762", Abstract: "The dominant sequence transduction models...", Source: "openalex",
+		OpenAlexID: "W2963403868", PublicationDate: date(2017, 6, 12), DatePrecision: "day", CitationCount: &cites,
+		Authors: []Author{{Name: "Ashish Vaswani"}}, Visibility: "public"}, nil)
+	require.False(t, created)
+	require.Equal(t, id, again)
+
+	var title, doi, oa, precision string
+	var version, count int
+	var d time.Time
+	var authors int
+	require.NoError(t, pool.QueryRow(ctx, `
+		SELECT title, doi, openalex_id, arxiv_version, publication_date, publication_date_precision, citation_count,
+		       jsonb_array_length(authors)
+		  FROM papers WHERE id = $1`, id).Scan(&title, &doi, &oa, &version, &d, &precision, &count, &authors))
+	require.Equal(t, "Attention is all you need", title, "the first record's title stays")
+	require.Equal(t, "10.48550/arxiv.1706.03762", doi)
+	require.Equal(t, "W2963403868", oa)
+	require.Equal(t, 5, version)
+	require.Equal(t, "day", precision, "a more precise date wins")
+	require.Equal(t, 12, d.Day())
+	require.Equal(t, 100000, count)
+	require.Equal(t, 1, authors)
+
+	_, created = upsert(t, pool, Input{Title: "Something else", DOI: "10.1000/other", Source: "crossref", Visibility: "public"}, nil)
+	require.True(t, created)
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM papers`).Scan(&n))
+	require.Equal(t, 2, n)
+}
+
+func TestUpsertNeverCollidesWithAnotherRowsIdentifier(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	a, _ := upsert(t, pool, Input{Title: "A", DOI: "10.1000/a", Source: "crossref", Visibility: "public"}, nil)
+	b, _ := upsert(t, pool, Input{Title: "B", ArxivID: "2104.12255", Source: "arxiv", Visibility: "public"}, nil)
+	// A record claiming both identifiers matches the DOI row and leaves B's arXiv id to B.
+	got, created := upsert(t, pool, Input{Title: "A", DOI: "10.1000/a", ArxivID: "2104.12255", Source: "openalex", Visibility: "public"}, nil)
+	require.False(t, created)
+	require.Equal(t, a, got)
+	var arxiv *string
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT arxiv_id FROM papers WHERE id = $1`, a).Scan(&arxiv))
+	require.Nil(t, arxiv)
+	require.NotEqual(t, a, b)
+}
+
+func TestUpsertVisibility(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	ctx := context.Background()
+	var user uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
+
+	id, _ := upsert(t, pool, Input{Title: "My draft", DOI: "10.1000/draft", Source: "upload"}, &user)
+	var vis string
+	var by uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `SELECT visibility, discovered_by FROM papers WHERE id = $1`, id).Scan(&vis, &by))
+	require.Equal(t, "private", vis, "private by default")
+	require.Equal(t, user, by)
+
+	upsert(t, pool, Input{Title: "My draft", DOI: "10.1000/draft", Source: "someblog", Visibility: "public"}, nil)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT visibility FROM papers WHERE id = $1`, id).Scan(&vis))
+	require.Equal(t, "private", vis, "an unverified source does not publish a private row")
+
+	upsert(t, pool, Input{Title: "My draft", DOI: "10.1000/draft", Source: "crossref", Visibility: "public"}, nil)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT visibility FROM papers WHERE id = $1`, id).Scan(&vis))
+	require.Equal(t, "public", vis, "a verified public record of the work makes it public")
+}
+
+func TestConcurrentUpsertsMakeOneRow(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+				_, _, err := UpsertTx(context.Background(), tx, Input{Title: "Same", DOI: "10.1000/same", Source: "crossref", Visibility: "public"}, nil)
+				return err
+			})
+			require.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM papers`).Scan(&n))
+	require.Equal(t, 1, n)
+}
+
+func TestUpsertNeedsATitle(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+		_, _, err := UpsertTx(context.Background(), tx, Input{Title: "   ", DOI: "10.1000/x"}, nil)
+		return err
+	})
+	require.ErrorIs(t, err, ErrNoIdentity)
+}
