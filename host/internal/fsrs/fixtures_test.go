@@ -1,0 +1,89 @@
+package fsrs_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/fsrs"
+)
+
+// fixtureDir returns the third-party FSRS fixture folder: $LECTERN_FIXTURES/fsrs,
+// or ../shared/fixtures/fsrs next to the repository root. Tests skip when it is
+// absent; the fixtures are never copied into the repository.
+func fixtureDir(t *testing.T) string {
+	t.Helper()
+	root := os.Getenv("LECTERN_FIXTURES")
+	if root == "" {
+		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
+	}
+	dir := filepath.Join(root, "fsrs")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("FSRS fixtures folder %s is absent (set LECTERN_FIXTURES to the folder holding fsrs/)", dir)
+	}
+	return dir
+}
+
+// repoRoot walks up from the package directory to the root module's go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(b), "module github.com/lectern-research/lectern\n") {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		require.NotEqual(t, dir, parent, "root go.mod not found above the package")
+		dir = parent
+	}
+}
+
+type vectorFile struct {
+	DefaultParameters []float64         `json:"default_parameters"`
+	Vectors           []json.RawMessage `json:"vectors"`
+}
+
+type vectorHead struct {
+	ID string `json:"id"`
+}
+
+// loadVectors reads the reference vectors, keyed by id.
+func loadVectors(t *testing.T) (fsrs.Params, map[string]json.RawMessage) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtureDir(t), "fsrs_reference_vectors.json"))
+	require.NoError(t, err)
+	var f vectorFile
+	require.NoError(t, json.Unmarshal(b, &f))
+	require.Len(t, f.DefaultParameters, fsrs.NumParams)
+	var p fsrs.Params
+	copy(p[:], f.DefaultParameters)
+	out := map[string]json.RawMessage{}
+	for _, raw := range f.Vectors {
+		var h vectorHead
+		require.NoError(t, json.Unmarshal(raw, &h))
+		out[h.ID] = raw
+	}
+	return p, out
+}
+
+// reviewLogPath is the shared py-fsrs review log.
+func reviewLogPath(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(fixtureDir(t), "py-fsrs_review_logs_josh_1711744352250_to_1728234780857.csv")
+}
+
+func loadReviewLog(t *testing.T) []fsrs.Review {
+	t.Helper()
+	f, err := os.Open(reviewLogPath(t))
+	require.NoError(t, err)
+	defer f.Close()
+	reviews, err := fsrs.ReadReviewLog(f)
+	require.NoError(t, err)
+	return reviews
+}
