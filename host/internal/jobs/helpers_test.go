@@ -69,7 +69,7 @@ type setupOpts struct {
 // context by a tiny middleware, the way the host's resolvers do.
 const callerHeader = "X-Test-Caller"
 
-func setup(t *testing.T, opts ...setupOpts) *testBundle {
+func setup(t testing.TB, opts ...setupOpts) *testBundle {
 	t.Helper()
 	ctx := context.Background()
 	pool := testPool(t)
@@ -154,7 +154,7 @@ func createUser(t testing.TB, pool *pgxpool.Pool, name, role, tz string) uuid.UU
 }
 
 // do sends a request as caller and returns the status and body.
-func (b *testBundle) do(t *testing.T, c auth.Caller, method, path string, body any) (int, []byte) {
+func (b *testBundle) do(t testing.TB, c auth.Caller, method, path string, body any) (int, []byte) {
 	t.Helper()
 	resp := b.send(t, c, method, path, body, nil)
 	defer resp.Body.Close()
@@ -163,7 +163,7 @@ func (b *testBundle) do(t *testing.T, c auth.Caller, method, path string, body a
 	return resp.StatusCode, raw
 }
 
-func (b *testBundle) send(t *testing.T, c auth.Caller, method, path string, body any, header http.Header) *http.Response {
+func (b *testBundle) send(t testing.TB, c auth.Caller, method, path string, body any, header http.Header) *http.Response {
 	t.Helper()
 	var rd io.Reader
 	switch v := body.(type) {
@@ -191,7 +191,7 @@ func (b *testBundle) send(t *testing.T, c auth.Caller, method, path string, body
 }
 
 // create enqueues kind with args as caller and returns the envelope.
-func (b *testBundle) create(t *testing.T, c auth.Caller, kind string, args any) jobs.Envelope {
+func (b *testBundle) create(t testing.TB, c auth.Caller, kind string, args any) jobs.Envelope {
 	t.Helper()
 	status, body := b.do(t, c, http.MethodPost, "/api/jobs", map[string]any{"kind": kind, "args": args})
 	require.Equal(t, http.StatusAccepted, status, "%s", body)
@@ -201,7 +201,7 @@ func (b *testBundle) create(t *testing.T, c auth.Caller, kind string, args any) 
 }
 
 // get returns the envelope of id as caller sees it.
-func (b *testBundle) get(t *testing.T, c auth.Caller, id int64) jobs.Envelope {
+func (b *testBundle) get(t testing.TB, c auth.Caller, id int64) jobs.Envelope {
 	t.Helper()
 	status, body := b.do(t, c, http.MethodGet, fmt.Sprintf("/api/jobs/%d", id), nil)
 	require.Equal(t, http.StatusOK, status, "%s", body)
@@ -211,13 +211,13 @@ func (b *testBundle) get(t *testing.T, c auth.Caller, id int64) jobs.Envelope {
 }
 
 // waitState polls the job until it is in want, failing after stateDeadline.
-func (b *testBundle) waitState(t *testing.T, c auth.Caller, id int64, want jobs.State) jobs.Envelope {
+func (b *testBundle) waitState(t testing.TB, c auth.Caller, id int64, want jobs.State) jobs.Envelope {
 	t.Helper()
 	return b.waitStateWithin(t, c, id, want, stateDeadline)
 }
 
 // waitStateWithin polls the job until it is in want, failing after d.
-func (b *testBundle) waitStateWithin(t *testing.T, c auth.Caller, id int64, want jobs.State, d time.Duration) jobs.Envelope {
+func (b *testBundle) waitStateWithin(t testing.TB, c auth.Caller, id int64, want jobs.State, d time.Duration) jobs.Envelope {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -242,7 +242,7 @@ type apiError struct {
 	} `json:"fields"`
 }
 
-func decodeError(t *testing.T, body []byte) apiError {
+func decodeError(t testing.TB, body []byte) apiError {
 	t.Helper()
 	var e apiError
 	require.NoError(t, json.Unmarshal(body, &e), "%s", body)

@@ -76,6 +76,10 @@ type Config struct {
 	// StopTimeout is how long Stop lets running jobs finish before it cancels
 	// their contexts. Default DefaultStopTimeout.
 	StopTimeout time.Duration
+	// FetchCooldown is the shortest pause between two fetches of jobs from one
+	// queue. Lower it on a host that runs many short jobs. Default River's
+	// (100 ms).
+	FetchCooldown time.Duration
 }
 
 // runtime is what workers and handlers share.
@@ -177,6 +181,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		CancelledJobRetentionPeriod: cancelledRetention,
 		DiscardedJobRetentionPeriod: discardedRetention,
 		SoftStopTimeout:             cfg.StopTimeout,
+		FetchCooldown:               cfg.FetchCooldown,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jobs: new: river client: %w", err)
