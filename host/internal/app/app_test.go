@@ -135,14 +135,19 @@ type req struct {
 func (b *testBundle) do(t *testing.T, r req) *httptest.ResponseRecorder {
 	t.Helper()
 	var body io.Reader
-	if r.body != nil {
-		raw, err := json.Marshal(r.body)
+	contentType := "application/json"
+	switch v := r.body.(type) {
+	case nil:
+	case string: // a raw body, such as a BibTeX file
+		body, contentType = strings.NewReader(v), "text/plain"
+	default:
+		raw, err := json.Marshal(v)
 		require.NoError(t, err)
 		body = bytes.NewReader(raw)
 	}
 	hr := httptest.NewRequest(r.method, r.path, body)
 	if r.body != nil {
-		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Content-Type", contentType)
 	}
 	hr.RemoteAddr = remoteAddr
 	if r.remote != "" {

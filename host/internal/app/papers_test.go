@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/bibio"
 	"github.com/lectern-research/lectern/host/internal/papers"
 )
 
@@ -260,4 +262,71 @@ func TestExclusionPredicate(t *testing.T) {
 	titles, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	require.Equal(t, []string{"P1", "P2", "P5"}, titles, "P3 done, P4 trash, P6 thumbed down 10 days ago; P5's thumbs-down is 70 days old")
+}
+
+func TestImportAndExport(t *testing.T) {
+	t.Parallel()
+	f := newCorpus(t)
+	ctx := context.Background()
+	_, err := f.b.pool.Exec(ctx, `UPDATE papers SET doi = '10.1002/andp.19263840404' WHERE id = $1`, f.ids["P6"])
+	require.NoError(t, err)
+
+	src, err := os.ReadFile("../bibio/testdata/tricky.bib")
+	require.NoError(t, err)
+	rec := f.b.do(t, req{method: http.MethodPost, path: "/api/library/import", cookie: f.bob, body: string(src)})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var res struct {
+		Format   string `json:"format"`
+		Imported int    `json:"imported"`
+		Existing int    `json:"already_in_library"`
+		Failed   int    `json:"failed"`
+		Errors   []struct {
+			Line    int    `json:"line"`
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &res))
+	require.Equal(t, "bibtex", res.Format, "detected from the content")
+	require.Equal(t, 3, res.Imported)
+	require.Equal(t, 2, res.Failed)
+	require.Equal(t, 25, res.Errors[0].Line)
+
+	got, items := f.feed(t, f.bob, "library", "all_non_trash")
+	require.Contains(t, got, "P6", "the entry whose DOI names a public paper links to it")
+	require.Contains(t, got, "The book")
+	require.Equal(t, "inbox", items["P6"].Overlay.State)
+	var title string
+	require.NoError(t, f.b.pool.QueryRow(ctx, `SELECT title FROM papers WHERE id = $1`, f.ids["P6"]).Scan(&title))
+	require.Equal(t, "P6", title, "a user's file never rewrites a public row")
+
+	rec = f.b.do(t, req{method: http.MethodPost, path: "/api/library/import", cookie: f.bob, body: string(src)})
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &res))
+	require.Equal(t, 0, res.Imported)
+	require.Equal(t, 3, res.Existing, "importing again adds nothing")
+
+	rec = f.b.do(t, req{method: http.MethodGet, path: "/api/library/export?format=bibtex", cookie: f.bob})
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, "application/x-bibtex; charset=utf-8", rec.Header().Get("Content-Type"))
+	entries, errs := bibio.ParseBibTeX(rec.Body.String())
+	require.Empty(t, errs, rec.Body.String())
+	titles := map[string]bibio.Entry{}
+	for _, e := range entries {
+		titles[e.Title] = e
+	}
+	g := titles["Learning with Étale cohomology (a survey)"]
+	require.Equal(t, []string{"Gómez, José", "Müller, François", "Team, The Lectern"}, g.Authors)
+	require.Equal(t, "2104.12255", g.ArxivID)
+	require.Equal(t, 2020, g.Year)
+	require.Equal(t, "inproceedings", g.Type)
+
+	rec = f.b.do(t, req{method: http.MethodGet, path: "/api/library/export?format=ris", cookie: f.bob})
+	require.Equal(t, http.StatusOK, rec.Code)
+	risEntries, errs := bibio.ParseRIS(rec.Body.String())
+	require.Empty(t, errs)
+	require.Len(t, risEntries, len(entries))
+
+	rec = f.b.do(t, req{method: http.MethodGet, path: "/api/library/export?format=pdf", cookie: f.bob})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	rec = f.b.do(t, req{method: http.MethodPost, path: "/api/library/import?format=endnote", cookie: f.bob, body: "x"})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 }

@@ -191,6 +191,26 @@ var tenancyCases = map[string]tenancyCase{
 		require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM user_library WHERE user_id = $1`, alice.user).Scan(&n))
 		require.Equal(t, 1, n, "Alice's library is intact")
 	}},
+	"POST /api/library/import": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		_, err := b.pool.Exec(context.Background(), `UPDATE papers SET doi = '10.5555/alice.private' WHERE id = $1`, alice.ids["user_library"])
+		require.NoError(t, err)
+		bib := "@article{x, title = {Bob's copy}, doi = {10.5555/alice.private}}"
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/library/import?format=bibtex", cookie: bob.cookie, body: bib})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		var linked int
+		require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM user_library WHERE user_id = $1 AND paper_id = $2`,
+			bob.user, alice.ids["user_library"]).Scan(&linked))
+		require.Zero(t, linked, "a DOI in Bob's file never links him onto Alice's private paper")
+	}},
+	"GET /api/library/export": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+		for _, format := range []string{"bibtex", "ris", "csljson"} {
+			rec := b.do(t, req{method: http.MethodGet, path: "/api/library/export?format=" + format, cookie: bob.cookie})
+			require.Equal(t, http.StatusOK, rec.Code)
+			requireNoLeak(t, rec.Body.String(), alice)
+			require.Contains(t, rec.Body.String(), bob.markers[2], "Bob's own paper is there")
+		}
+	}},
 	"GET /api/settings/config": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/settings/config", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code)

@@ -50,6 +50,8 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPatch, "/api/papers/{id}/state", auth.StrictWithOwnerOverride, f(pp.SetState)},
 		{http.MethodPost, "/api/library", auth.StrictWithOwnerOverride, f(pp.AddToLibrary)},
 		{http.MethodDelete, "/api/library/{paper_id}", auth.StrictWithOwnerOverride, f(pp.RemoveFromLibrary)},
+		{http.MethodPost, "/api/library/import", auth.Strict, f(pp.Import)},
+		{http.MethodGet, "/api/library/export", auth.Strict, f(pp.Export)},
 
 		// Administration: operations, not data.
 		{http.MethodGet, "/api/admin/users", auth.AdminSession, f(adm.ListUsers)},

@@ -273,3 +273,80 @@ func merge(ctx context.Context, tx pgx.Tx, id uuid.UUID, in *Input) error {
 	}
 	return nil
 }
+
+// UpsertForUserTx adds a paper a user brings in themselves (an import, an upload) and
+// puts it into their library. The record is the user's word, not a public one, so it
+// never changes a row others can see: when it names a work already in the corpus that
+// the user may see, that row is linked as it is; when the matching row is someone
+// else's private paper, the user gets a row of their own (without the identifiers the
+// other row holds, which are kept in metadata), so no lookup can link them onto it.
+// It reports whether the paper was already in the user's library.
+func UpsertForUserTx(ctx context.Context, tx pgx.Tx, in Input, userID uuid.UUID, via string) (uuid.UUID, bool, error) {
+	in.Visibility = "private"
+	if err := in.normalize(); err != nil {
+		return uuid.Nil, false, err
+	}
+	id, found, err := match(ctx, tx, &in)
+	if err != nil {
+		return uuid.Nil, false, err
+	}
+	if found {
+		var visible, own bool
+		err := tx.QueryRow(ctx, `
+			SELECT `+visiblePredicate+`, p.visibility = 'private' AND p.discovered_by = $1
+			  FROM papers p WHERE p.id = $2`, userID, id).Scan(&visible, &own)
+		if err != nil {
+			return uuid.Nil, false, fmt.Errorf("papers: import: %w", err)
+		}
+		switch {
+		case own:
+			if err := merge(ctx, tx, id, &in); err != nil {
+				return uuid.Nil, false, err
+			}
+		case !visible:
+			unlinked := map[string]any{"doi": in.DOI, "arxiv_id": in.ArxivID, "openalex_id": in.OpenAlexID,
+				"semantic_scholar_id": in.SemanticScholarID, "pubmed_id": in.PubMedID}
+			in.Metadata["unlinked_identifiers"] = unlinked
+			in.DOI, in.ArxivID, in.ArxivVersion, in.OpenAlexID, in.SemanticScholarID, in.PubMedID = "", "", 0, "", "", ""
+			found = false
+		}
+	}
+	if !found {
+		// Without a shared identifier, the same title and year already in the
+		// user's library is the same work (an import run twice).
+		var year any
+		if in.PublicationDate != nil {
+			year = in.PublicationDate.Year()
+		}
+		err := tx.QueryRow(ctx, `
+			SELECT p.id FROM user_library ul JOIN papers p ON p.id = ul.paper_id
+			 WHERE ul.user_id = $1
+			   AND lower(regexp_replace(p.title, '[^[:alnum:]]+', '', 'g')) = lower(regexp_replace($2, '[^[:alnum:]]+', '', 'g'))
+			   AND ($3::int IS NULL OR p.publication_date IS NULL OR extract(year FROM p.publication_date) = $3::int)
+			 LIMIT 1`, userID, in.Title, year).Scan(&id)
+		switch {
+		case err == nil:
+			found = true
+		case !errors.Is(err, pgx.ErrNoRows):
+			return uuid.Nil, false, fmt.Errorf("papers: import: %w", err)
+		}
+	}
+	if !found {
+		var inserted bool
+		if id, inserted, err = insert(ctx, tx, &in, &userID); err != nil {
+			return uuid.Nil, false, err
+		}
+		if !inserted {
+			return uuid.Nil, false, fmt.Errorf("papers: import %q: an identifier was taken meanwhile; try again", in.Title)
+		}
+	}
+	var already bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM user_library WHERE user_id = $1 AND paper_id = $2)`,
+		userID, id).Scan(&already); err != nil {
+		return uuid.Nil, false, fmt.Errorf("papers: import: %w", err)
+	}
+	if err := AddToLibraryTx(ctx, tx, userID, id, via); err != nil {
+		return uuid.Nil, false, err
+	}
+	return id, already, nil
+}

@@ -1,0 +1,258 @@
+package papers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/bibio"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+)
+
+// MaxImportBytes bounds an imported file.
+const MaxImportBytes = 10 << 20
+
+// ImportResult says what an import did.
+type ImportResult struct {
+	Format   string            `json:"format"`
+	Imported int               `json:"imported"`
+	Existing int               `json:"already_in_library"`
+	Failed   int               `json:"failed"`
+	Errors   []bibio.LineError `json:"errors"`
+	PaperIDs []uuid.UUID       `json:"paper_ids"`
+}
+
+// detectFormat picks bibtex or ris from ?format=, the content type, or the content.
+func detectFormat(r *http.Request, body string) string {
+	switch f := strings.ToLower(r.URL.Query().Get("format")); f {
+	case "bibtex", "ris":
+		return f
+	case "":
+	default:
+		return "unknown:" + f
+	}
+	ct := strings.ToLower(r.Header.Get("Content-Type"))
+	switch {
+	case strings.Contains(ct, "bibtex"):
+		return "bibtex"
+	case strings.Contains(ct, "research-info-systems"), strings.Contains(ct, "ris"):
+		return "ris"
+	}
+	trimmed := strings.TrimLeft(strings.TrimPrefix(body, "\ufeff"), " \t\r\n")
+	if strings.HasPrefix(trimmed, "TY  -") {
+		return "ris"
+	}
+	return "bibtex"
+}
+
+// entryInput turns a parsed record into a corpus input.
+func entryInput(e bibio.Entry, format string) Input {
+	in := Input{Title: e.Title, DOI: e.DOI, ArxivID: e.ArxivID, PubMedID: e.PubMedID, Abstract: e.Abstract,
+		Venue: e.Venue, URL: e.URL, PDFURL: e.PDFURL, Source: "import",
+		Metadata: map[string]any{"import_format": format}}
+	if e.Key != "" {
+		in.Metadata["citation_key"] = e.Key
+	}
+	if e.Type != "" {
+		in.Metadata["entry_type"] = e.Type
+	}
+	for k, v := range map[string]string{"volume": e.Volume, "issue": e.Issue, "pages": e.Pages, "publisher": e.Publisher} {
+		if v != "" {
+			in.Metadata[k] = v
+		}
+	}
+	for _, a := range e.Authors {
+		in.Authors = append(in.Authors, Author{Name: displayName(a)})
+	}
+	if e.Year > 0 && e.Year < 10000 {
+		month, day, prec := 1, 1, "year"
+		if e.Month >= 1 && e.Month <= 12 {
+			month, prec = e.Month, "month"
+			if e.Day >= 1 && e.Day <= 31 {
+				day, prec = e.Day, "day"
+			}
+		}
+		d := time.Date(e.Year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
+		in.PublicationDate, in.DatePrecision = &d, prec
+	}
+	return in
+}
+
+// displayName turns "Family, Given" into "Given Family".
+func displayName(a string) string {
+	if family, given, ok := strings.Cut(a, ","); ok && strings.TrimSpace(given) != "" {
+		return strings.TrimSpace(given) + " " + strings.TrimSpace(family)
+	}
+	return strings.TrimSpace(a)
+}
+
+// Import answers POST /api/library/import: a BibTeX or RIS file in the body (format
+// from ?format=, the content type, or the content). Good entries join the caller's
+// library, each in its own savepoint; bad ones are reported by line and lose nothing
+// else.
+func (a *API) Import(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxImportBytes))
+	if err != nil {
+		respond.Err(w, r, &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
+			Detail: fmt.Sprintf("The file is larger than %d MB.", MaxImportBytes>>20)})
+		return
+	}
+	body := string(raw)
+	format := detectFormat(r, body)
+	var entries []bibio.Entry
+	var errs []bibio.LineError
+	switch format {
+	case "bibtex":
+		entries, errs = bibio.ParseBibTeX(body)
+	case "ris":
+		entries, errs = bibio.ParseRIS(body)
+	default:
+		respond.Err(w, r, respond.Invalid("format must be bibtex or ris.", respond.FieldError{Field: "format", Message: "must be bibtex or ris"}))
+		return
+	}
+	if len(entries) == 0 && len(errs) == 0 {
+		respond.Err(w, r, respond.Invalid("The file holds no entries.", respond.FieldError{Field: "body", Message: "no BibTeX or RIS entries found"}))
+		return
+	}
+	res := ImportResult{Format: format, Errors: errs, PaperIDs: []uuid.UUID{}}
+	user := auth.CallerFrom(r.Context()).UserID
+	err = pgx.BeginFunc(r.Context(), a.store.pool, func(tx pgx.Tx) error {
+		for _, e := range entries {
+			id, already, err := importOne(r.Context(), tx, e, format, user)
+			if err != nil {
+				res.Errors = append(res.Errors, bibio.LineError{Line: e.Line, Message: err.Error()})
+				continue
+			}
+			res.PaperIDs = append(res.PaperIDs, id)
+			if already {
+				res.Existing++
+			} else {
+				res.Imported++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	res.Failed = len(res.Errors)
+	if res.Errors == nil {
+		res.Errors = []bibio.LineError{}
+	}
+	respond.JSON(w, http.StatusOK, res)
+}
+
+// importOne imports one entry under a savepoint, so a failure undoes only it.
+func importOne(ctx context.Context, tx pgx.Tx, e bibio.Entry, format string, user uuid.UUID) (uuid.UUID, bool, error) {
+	var id uuid.UUID
+	var already bool
+	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+		var err error
+		id, already, err = UpsertForUserTx(ctx, sp, entryInput(e, format), user, "import")
+		return err
+	})
+	if errors.Is(err, ErrNoIdentity) {
+		return uuid.Nil, false, errors.New("entry has no title")
+	}
+	return id, already, err
+}
+
+type exportFormat struct {
+	write       func(io.Writer, []bibio.Entry) error
+	contentType string
+	ext         string
+}
+
+var exportFormats = map[string]exportFormat{
+	"bibtex":  {bibio.WriteBibTeX, "application/x-bibtex; charset=utf-8", "bib"},
+	"ris":     {bibio.WriteRIS, "application/x-research-info-systems; charset=utf-8", "ris"},
+	"csljson": {bibio.WriteCSLJSON, "application/vnd.citationstyles.csl+json; charset=utf-8", "json"},
+}
+
+// Export answers GET /api/library/export?format=bibtex|ris|csljson with the papers of
+// the caller's library (not trashed).
+func (a *API) Export(w http.ResponseWriter, r *http.Request) {
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = "bibtex"
+	}
+	out, ok := exportFormats[format]
+	if !ok {
+		respond.Err(w, r, respond.Invalid("format must be bibtex, ris or csljson.", respond.FieldError{Field: "format", Message: "must be bibtex, ris or csljson"}))
+		return
+	}
+	entries, err := a.store.libraryEntries(r.Context(), auth.CallerFrom(r.Context()).UserID)
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	w.Header().Set("Content-Type", out.contentType)
+	w.Header().Set("Content-Disposition", `attachment; filename="lectern-library.`+out.ext+`"`)
+	if err := out.write(w, entries); err != nil {
+		respond.Err(w, r, respond.Internal(err))
+	}
+}
+
+// libraryEntries lists the caller's library (trash left out) as neutral entries.
+func (st *Store) libraryEntries(ctx context.Context, userID uuid.UUID) ([]bibio.Entry, error) {
+	rows, err := st.pool.Query(ctx, `SELECT `+itemColumns+` FROM user_library ul JOIN papers p ON p.id = ul.paper_id
+		LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id
+		WHERE ul.user_id = $1 AND `+views["all_non_trash"]+` ORDER BY ul.added_at, p.id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("papers: export: %w", err)
+	}
+	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Item, error) { return scanItem(r) })
+	if err != nil {
+		return nil, fmt.Errorf("papers: export: %w", err)
+	}
+	out := make([]bibio.Entry, 0, len(items))
+	for _, it := range items {
+		e := bibio.Entry{Title: it.Title, Venue: it.Venue, DOI: it.DOI, ArxivID: it.ArxivID, PubMedID: it.PubMedID,
+			URL: it.URL, PDFURL: it.PDFURL, Abstract: it.Abstract, Type: "article"}
+		if t, ok := it.Metadata["entry_type"].(string); ok {
+			e.Type = t
+		} else if it.ArxivID != "" && it.Venue == "" {
+			e.Type = "misc"
+		}
+		for k, dst := range map[string]*string{"volume": &e.Volume, "issue": &e.Issue, "pages": &e.Pages, "publisher": &e.Publisher} {
+			if v, ok := it.Metadata[k].(string); ok {
+				*dst = v
+			}
+		}
+		for _, au := range it.Authors {
+			e.Authors = append(e.Authors, bibName(au.Name))
+		}
+		if it.PublicationDate != nil {
+			e.Year = it.PublicationDate.Year()
+			if it.DatePrecision == "month" || it.DatePrecision == "day" {
+				e.Month = int(it.PublicationDate.Month())
+			}
+			if it.DatePrecision == "day" {
+				e.Day = it.PublicationDate.Day()
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// bibName turns "Given Family" into "Family, Given" for reference formats.
+func bibName(name string) string {
+	if strings.Contains(name, ",") {
+		return name
+	}
+	f := strings.Fields(name)
+	if len(f) < 2 {
+		return name
+	}
+	return f[len(f)-1] + ", " + strings.Join(f[:len(f)-1], " ")
+}
