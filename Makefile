@@ -10,7 +10,7 @@ PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/*/main.go))
 # Packages of both modules of the workspace (root and sdk).
 PKGS := ./... ./sdk/...
 
-.PHONY: build run test bench lint fmt clean
+.PHONY: build run test bench lint fmt clean proto
 
 ## build: bin/lectern (the host) and bin/plugins/<name> (each plugin)
 build:
@@ -38,6 +38,20 @@ bench: build
 lint:
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l host migrations sdk plugins); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## proto: regenerate sdk/internal/pb from sdk/proto/lectern/plugin/v1 (buf and the Go
+## plugins are installed at pinned versions into bin/tools; docs/plugin-authors.md)
+BUF_VERSION                := v1.75.0
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+TOOLS := $(CURDIR)/bin/tools
+proto:
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	cd sdk && PATH="$(TOOLS):$$PATH" buf lint
+	cd sdk && rm -rf internal/pb && PATH="$(TOOLS):$$PATH" buf generate
 
 fmt:
 	gofmt -w host migrations sdk plugins
