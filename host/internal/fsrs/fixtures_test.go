@@ -15,7 +15,7 @@ import (
 // fixtureDir returns the third-party FSRS fixture folder: $LECTERN_FIXTURES/fsrs,
 // or ../shared/fixtures/fsrs next to the repository root. Tests skip when it is
 // absent; the fixtures are never copied into the repository.
-func fixtureDir(t *testing.T) string {
+func fixtureDir(t testing.TB) string {
 	t.Helper()
 	root := os.Getenv("LECTERN_FIXTURES")
 	if root == "" {
@@ -29,7 +29,7 @@ func fixtureDir(t *testing.T) string {
 }
 
 // repoRoot walks up from the package directory to the root module's go.mod.
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	require.NoError(t, err)
@@ -73,12 +73,12 @@ func loadVectors(t *testing.T) (fsrs.Params, map[string]json.RawMessage) {
 }
 
 // reviewLogPath is the shared py-fsrs review log.
-func reviewLogPath(t *testing.T) string {
+func reviewLogPath(t testing.TB) string {
 	t.Helper()
 	return filepath.Join(fixtureDir(t), "py-fsrs_review_logs_josh_1711744352250_to_1728234780857.csv")
 }
 
-func loadReviewLog(t *testing.T) []fsrs.Review {
+func loadReviewLog(t testing.TB) []fsrs.Review {
 	t.Helper()
 	f, err := os.Open(reviewLogPath(t))
 	require.NoError(t, err)
