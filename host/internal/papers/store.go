@@ -174,15 +174,15 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 	if err != nil {
 		return Page{}, err
 	}
-	var from, sortCol string
+	var from, sortCol, idCol string
 	if p.Scope == ScopeLibrary {
 		from = `FROM user_library ul JOIN papers p ON p.id = ul.paper_id
 			LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id
 			WHERE ul.user_id = $1`
-		sortCol = "ul.added_at"
+		sortCol, idCol = "ul.added_at", "ul.paper_id"
 	} else {
 		from = `FROM papers p` + itemJoins + ` WHERE ` + visiblePredicate
-		sortCol = "p.discovered_at"
+		sortCol, idCol = "p.discovered_at", "p.id"
 	}
 	args := []any{userID, p.Limit + 1}
 	where := " AND " + pred
@@ -192,10 +192,10 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 			return Page{}, err
 		}
 		args = append(args, ts, id)
-		where += fmt.Sprintf(" AND (%s, p.id) < ($3, $4)", sortCol)
+		where += fmt.Sprintf(" AND (%s, %s) < ($3, $4)", sortCol, idCol)
 	}
 	rows, err := st.pool.Query(ctx, `SELECT `+itemColumns+`, `+sortCol+` `+from+where+
-		` ORDER BY `+sortCol+` DESC, p.id DESC LIMIT $2`, args...)
+		` ORDER BY `+sortCol+` DESC, `+idCol+` DESC LIMIT $2`, args...)
 	if err != nil {
 		return Page{}, fmt.Errorf("papers: feed: %w", err)
 	}
