@@ -163,8 +163,8 @@ type SchedulerConfig struct {
 	// LongTermOnly selects go-fsrs's long-term scheduler (its
 	// enable_short_term = false): steps are ignored, every card goes straight
 	// to Review, same-day reviews use the ordinary recall and lapse formulas,
-	// and the four ratings' intervals are kept in order (Again ≤ Hard < Good <
-	// Easy). Default: false.
+	// and the four ratings' intervals are kept in order (Again < Hard < Good <
+	// Easy, each at least a day apart). Default: false.
 	LongTermOnly bool
 }
 
