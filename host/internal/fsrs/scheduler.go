@@ -427,7 +427,7 @@ var fuzzRanges = [...]fuzzRange{
 // delta = 1 + Σ factor·(overlap of [start, end] with the interval), within
 // [max(2, days−delta), min(days+delta, maximum)] both rounded. u in [0, 1)
 // picks a whole day uniformly in that range (py-fsrs rounds a continuous draw
-// instead, which favours neither end less than half a day).
+// instead, which gives the two end days half the weight of the others).
 func (s *Scheduler) fuzz(days int, u float64) int {
 	if float64(days) < 2.5 {
 		return days
