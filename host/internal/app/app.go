@@ -17,6 +17,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/httpapi"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/projects"
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
@@ -69,6 +70,7 @@ func New(o Options) (*App, error) {
 		Admin:    admin.New(o.Pool, a.Auth, a.Audit, o.Logger),
 		Settings: userconfig.NewAPI(a.Settings, o.Config, nil, o.Logger),
 		Papers:   papers.NewAPI(papers.New(o.Pool)),
+		Projects: projects.NewAPI(o.Pool, papers.New(o.Pool)),
 	})
 	a.Handler, a.Routes = mux, routes
 	return a, nil

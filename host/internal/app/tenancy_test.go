@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/httpapi"
 )
 
 // tenant is one user with a row in every per-user table.
@@ -103,7 +104,7 @@ func TestEveryPerUserTableIsSeeded(t *testing.T) {
 
 // tenancyCheck is how one route is tested across tenants: Bob calls it with Alice's
 // ids and must get 404 (or only his own rows), and Alice's rows must survive.
-type tenancyCheck func(t *testing.T, b *testBundle, alice, bob *tenant)
+type tenancyCheck func(t *testing.T, b *testBundle, rt httpapi.Route, alice, bob *tenant)
 
 // tenancyKind says how a route relates to per-user data.
 type tenancyKind int
@@ -140,20 +141,20 @@ var tenancyCases = map[string]tenancyCase{
 	"POST /api/admin/users/{id}/send-link": {kind: adminOnly},
 	"GET /api/admin/audit-log":             {kind: adminOnly},
 
-	"GET /api/me": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"GET /api/me": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/me", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code)
 		requireNoLeak(t, rec.Body.String(), alice)
 		require.Contains(t, rec.Body.String(), bob.email)
 	}},
-	"POST /api/auth/logout": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"POST /api/auth/logout": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		extra := b.insertSession(t, bob.user, timeIn(24))
 		rec := b.do(t, req{method: http.MethodPost, path: "/api/auth/logout", cookie: extra})
 		require.Equal(t, http.StatusNoContent, rec.Code)
 		rec = b.do(t, req{method: http.MethodGet, path: "/api/me", cookie: alice.cookie})
 		require.Equal(t, http.StatusOK, rec.Code, "Bob signing out leaves Alice signed in")
 	}},
-	"GET /api/papers": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"GET /api/papers": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		for _, scope := range []string{"library", "corpus"} {
 			for _, view := range []string{"inbox", "library", "reading_list", "reading", "done", "starred", "trash", "active", "kept", "all_non_trash"} {
 				rec := b.do(t, req{method: http.MethodGet, path: "/api/papers?scope=" + scope + "&view=" + view, cookie: bob.cookie})
@@ -162,12 +163,12 @@ var tenancyCases = map[string]tenancyCase{
 			}
 		}
 	}},
-	"GET /api/papers/{id}": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"GET /api/papers/{id}": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/papers/" + alice.ids["user_library"], cookie: bob.cookie})
 		require.Equal(t, http.StatusNotFound, rec.Code, "Alice's private paper does not exist for Bob")
 		requireNoLeak(t, rec.Body.String(), alice)
 	}},
-	"PATCH /api/papers/{id}/state": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"PATCH /api/papers/{id}/state": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodPatch, path: "/api/papers/" + alice.ids["user_library"] + "/state", cookie: bob.cookie,
 			body: map[string]any{"state": "trash", "rating": 1}})
 		require.Equal(t, http.StatusNotFound, rec.Code)
@@ -177,21 +178,21 @@ var tenancyCases = map[string]tenancyCase{
 		require.Equal(t, "reading", state)
 		require.Equal(t, 4, rating)
 	}},
-	"POST /api/library": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"POST /api/library": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodPost, path: "/api/library", cookie: bob.cookie, body: map[string]any{"paper_id": alice.ids["user_library"]}})
 		require.Equal(t, http.StatusNotFound, rec.Code, "Bob cannot pull Alice's private paper into his library")
 		var n int
 		require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM user_library WHERE user_id = $1 AND paper_id = $2`, bob.user, alice.ids["user_library"]).Scan(&n))
 		require.Zero(t, n)
 	}},
-	"DELETE /api/library/{paper_id}": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"DELETE /api/library/{paper_id}": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodDelete, path: "/api/library/" + alice.ids["user_library"], cookie: bob.cookie})
 		require.Equal(t, http.StatusNotFound, rec.Code)
 		var n int
 		require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM user_library WHERE user_id = $1`, alice.user).Scan(&n))
 		require.Equal(t, 1, n, "Alice's library is intact")
 	}},
-	"POST /api/library/import": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"POST /api/library/import": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		_, err := b.pool.Exec(context.Background(), `UPDATE papers SET doi = '10.5555/alice.private' WHERE id = $1`, alice.ids["user_library"])
 		require.NoError(t, err)
 		bib := "@article{x, title = {Bob's copy}, doi = {10.5555/alice.private}}"
@@ -203,7 +204,7 @@ var tenancyCases = map[string]tenancyCase{
 			bob.user, alice.ids["user_library"]).Scan(&linked))
 		require.Zero(t, linked, "a DOI in Bob's file never links him onto Alice's private paper")
 	}},
-	"GET /api/library/export": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"GET /api/library/export": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		for _, format := range []string{"bibtex", "ris", "csljson"} {
 			rec := b.do(t, req{method: http.MethodGet, path: "/api/library/export?format=" + format, cookie: bob.cookie})
 			require.Equal(t, http.StatusOK, rec.Code)
@@ -211,25 +212,53 @@ var tenancyCases = map[string]tenancyCase{
 			require.Contains(t, rec.Body.String(), bob.markers[2], "Bob's own paper is there")
 		}
 	}},
-	"GET /api/settings/config": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"GET /api/projects": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/projects", cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code)
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Contains(t, rec.Body.String(), bob.markers[2])
+	}},
+	"POST /api/projects": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/projects", cookie: bob.cookie, body: map[string]any{"name": "Bob's new"}})
+		require.Equal(t, http.StatusCreated, rec.Code)
+		requireNoLeak(t, rec.Body.String(), alice)
+		requireAliceRows(t, b, alice)
+	}},
+	"GET /api/projects/{id}":                      {kind: perUser, check: foreignID("projects", nil)},
+	"PATCH /api/projects/{id}":                    {kind: perUser, check: foreignID("projects", map[string]any{"name": "stolen", "status": "archived"})},
+	"DELETE /api/projects/{id}":                   {kind: perUser, check: foreignID("projects", nil)},
+	"GET /api/projects/{id}/tasks":                {kind: perUser, check: foreignID("projects", nil)},
+	"POST /api/projects/{id}/tasks":               {kind: perUser, check: foreignID("projects", map[string]any{"title": "planted"})},
+	"GET /api/tasks/{id}":                         {kind: perUser, check: foreignID("tasks", nil)},
+	"PATCH /api/tasks/{id}":                       {kind: perUser, check: foreignID("tasks", map[string]any{"status": "done"})},
+	"DELETE /api/tasks/{id}":                      {kind: perUser, check: foreignID("tasks", nil)},
+	"GET /api/projects/{id}/milestones":           {kind: perUser, check: foreignID("projects", nil)},
+	"POST /api/projects/{id}/milestones":          {kind: perUser, check: foreignID("projects", map[string]any{"title": "planted", "due_date": "2030-01-01"})},
+	"GET /api/milestones/{id}":                    {kind: perUser, check: foreignID("milestones", nil)},
+	"PATCH /api/milestones/{id}":                  {kind: perUser, check: foreignID("milestones", map[string]any{"completed": true})},
+	"DELETE /api/milestones/{id}":                 {kind: perUser, check: foreignID("milestones", nil)},
+	"GET /api/projects/{id}/papers":               {kind: perUser, check: foreignID("projects", nil)},
+	"POST /api/projects/{id}/papers":              {kind: perUser, check: foreignID("projects", map[string]any{"paper_id": "@bobpaper"})},
+	"DELETE /api/projects/{id}/papers/{paper_id}": {kind: perUser, check: foreignID("projects", nil)},
+	"GET /api/settings/config": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/settings/config", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code)
 		requireNoLeak(t, rec.Body.String(), alice)
 	}},
-	"GET /api/settings/config/{key}": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"GET /api/settings/config/{key}": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		_, err := b.pool.Exec(context.Background(), `DELETE FROM user_config WHERE user_id = $1 AND key = 'notes.marker'`, bob.user)
 		require.NoError(t, err)
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/settings/config/notes.marker", cookie: bob.cookie})
 		require.Equal(t, http.StatusNotFound, rec.Code, "Alice's key is not found for Bob")
 		requireNoLeak(t, rec.Body.String(), alice)
 	}},
-	"PUT /api/settings/config/{key}": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"PUT /api/settings/config/{key}": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodPut, path: "/api/settings/config/notes.marker", cookie: bob.cookie, body: map[string]any{"value": "bob's"}})
 		require.Equal(t, http.StatusOK, rec.Code)
 		requireNoLeak(t, rec.Body.String(), alice)
 		requireAliceConfigIntact(t, b, alice)
 	}},
-	"DELETE /api/settings/config/{key}": {kind: perUser, check: func(t *testing.T, b *testBundle, alice, bob *tenant) {
+	"DELETE /api/settings/config/{key}": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		b.do(t, req{method: http.MethodDelete, path: "/api/settings/config/notes.marker", cookie: bob.cookie})
 		rec := b.do(t, req{method: http.MethodDelete, path: "/api/settings/config/notes.marker", cookie: bob.cookie})
 		require.Equal(t, http.StatusNotFound, rec.Code)
@@ -278,7 +307,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 				require.NotContains(t, []auth.Resolver{auth.Public, auth.OpsKey}, rt.Resolver)
 				b := setup(t, nil)
 				alice, bob := seedTenant(t, b, "alice@example.org"), seedTenant(t, b, "bob@example.org")
-				tc.check(t, b, alice, bob)
+				tc.check(t, b, rt, alice, bob)
 			default:
 				t.Fatalf("route %s has no tenancy kind", key)
 			}
@@ -287,3 +316,51 @@ func TestCrossTenantIsolation(t *testing.T) {
 }
 
 func timeIn(hours int) time.Time { return time.Now().Add(time.Duration(hours) * time.Hour) }
+
+// foreignID is the check of a route addressed by one of Alice's ids: Bob gets 404,
+// learns nothing, and Alice's rows stay exactly as they were. In body, "@bobpaper"
+// stands for a paper of Bob's own.
+func foreignID(table string, body map[string]any) tenancyCheck {
+	return func(t *testing.T, b *testBundle, rt httpapi.Route, alice, bob *tenant) {
+		path := strings.ReplaceAll(rt.Pattern, "{id}", alice.ids[table])
+		path = strings.ReplaceAll(path, "{paper_id}", alice.ids["user_library"])
+		var payload any
+		if body != nil {
+			m := map[string]any{}
+			for k, v := range body {
+				if v == "@bobpaper" {
+					v = bob.ids["user_library"]
+				}
+				m[k] = v
+			}
+			payload = m
+		}
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: rt.Method, path: path, cookie: bob.cookie, body: payload})
+		require.Equal(t, http.StatusNotFound, rec.Code, "%s %s with Alice's id: %s", rt.Method, path, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Equal(t, before, aliceSnapshot(t, b, alice), "Alice's rows are untouched")
+	}
+}
+
+// aliceSnapshot renders every per-user row of Alice's as text.
+func aliceSnapshot(t *testing.T, b *testBundle, alice *tenant) string {
+	t.Helper()
+	var out strings.Builder
+	for _, table := range []string{"projects", "tasks", "milestones", "project_papers", "user_library", "paper_user_state", "user_config"} {
+		rows, err := b.pool.Query(context.Background(),
+			`SELECT t::text FROM `+table+` t WHERE user_id = $1 ORDER BY 1`, alice.user)
+		require.NoError(t, err)
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		out.WriteString(table + ": " + strings.Join(lines, "; ") + "\n")
+	}
+	return out.String()
+}
+
+func requireAliceRows(t *testing.T, b *testBundle, alice *tenant) {
+	t.Helper()
+	var n int
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM projects WHERE user_id = $1`, alice.user).Scan(&n))
+	require.Equal(t, 1, n)
+}

@@ -21,7 +21,7 @@ type Route struct {
 // described in openapi.json (TestOpenAPICoversEveryRoute) and listed in the
 // cross-tenant test (host/internal/app, TestCrossTenantIsolation).
 func (h *handler) routes(reg *prometheus.Registry) []Route {
-	a, adm, cfg, pp := h.Auth, h.Admin, h.Settings, h.Papers
+	a, adm, cfg, pp, pj := h.Auth, h.Admin, h.Settings, h.Papers, h.Projects
 	f := func(fn http.HandlerFunc) http.Handler { return fn }
 	return []Route{
 		// Health and description.
@@ -52,6 +52,26 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodDelete, "/api/library/{paper_id}", auth.StrictWithOwnerOverride, f(pp.RemoveFromLibrary)},
 		{http.MethodPost, "/api/library/import", auth.Strict, f(pp.Import)},
 		{http.MethodGet, "/api/library/export", auth.Strict, f(pp.Export)},
+
+		// Projects, tasks, milestones and project papers.
+		{http.MethodGet, "/api/projects", auth.StrictWithOwnerOverride, f(pj.ListProjects)},
+		{http.MethodPost, "/api/projects", auth.StrictWithOwnerOverride, f(pj.CreateProject)},
+		{http.MethodGet, "/api/projects/{id}", auth.StrictWithOwnerOverride, f(pj.GetProject)},
+		{http.MethodPatch, "/api/projects/{id}", auth.StrictWithOwnerOverride, f(pj.UpdateProject)},
+		{http.MethodDelete, "/api/projects/{id}", auth.StrictWithOwnerOverride, f(pj.DeleteProject)},
+		{http.MethodGet, "/api/projects/{id}/tasks", auth.StrictWithOwnerOverride, f(pj.ListTasks)},
+		{http.MethodPost, "/api/projects/{id}/tasks", auth.StrictWithOwnerOverride, f(pj.CreateTask)},
+		{http.MethodGet, "/api/tasks/{id}", auth.StrictWithOwnerOverride, f(pj.GetTask)},
+		{http.MethodPatch, "/api/tasks/{id}", auth.StrictWithOwnerOverride, f(pj.UpdateTask)},
+		{http.MethodDelete, "/api/tasks/{id}", auth.StrictWithOwnerOverride, f(pj.DeleteTask)},
+		{http.MethodGet, "/api/projects/{id}/milestones", auth.StrictWithOwnerOverride, f(pj.ListMilestones)},
+		{http.MethodPost, "/api/projects/{id}/milestones", auth.StrictWithOwnerOverride, f(pj.CreateMilestone)},
+		{http.MethodGet, "/api/milestones/{id}", auth.StrictWithOwnerOverride, f(pj.GetMilestone)},
+		{http.MethodPatch, "/api/milestones/{id}", auth.StrictWithOwnerOverride, f(pj.UpdateMilestone)},
+		{http.MethodDelete, "/api/milestones/{id}", auth.StrictWithOwnerOverride, f(pj.DeleteMilestone)},
+		{http.MethodGet, "/api/projects/{id}/papers", auth.StrictWithOwnerOverride, f(pj.ListPapers)},
+		{http.MethodPost, "/api/projects/{id}/papers", auth.StrictWithOwnerOverride, f(pj.LinkPaper)},
+		{http.MethodDelete, "/api/projects/{id}/papers/{paper_id}", auth.StrictWithOwnerOverride, f(pj.UnlinkPaper)},
 
 		// Administration: operations, not data.
 		{http.MethodGet, "/api/admin/users", auth.AdminSession, f(adm.ListUsers)},

@@ -16,6 +16,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/projects"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
@@ -32,6 +33,7 @@ type Deps struct {
 	Admin    *admin.API
 	Settings *userconfig.API
 	Papers   *papers.API
+	Projects *projects.API
 }
 
 // handler holds the dependencies every route handler shares.

@@ -19,6 +19,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/projects"
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
@@ -60,6 +61,7 @@ func setup(t *testing.T, env map[string]string, pool *pgxpool.Pool) *testBundle 
 		Admin:    admin.New(pool, authSvc, auditLog, logger),
 		Settings: userconfig.NewAPI(userconfig.New(pool, keys), cfg, nil, logger),
 		Papers:   papers.NewAPI(papers.New(pool)),
+		Projects: projects.NewAPI(pool, papers.New(pool)),
 	})
 	return &testBundle{router: r, routes: routes, pool: pool, logs: logs}
 }
