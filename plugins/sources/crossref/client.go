@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lectern-research/lectern/sdk/protocol"
+)
+
+// maxBody bounds how much of one response the client reads.
+const maxBody = 32 << 20
+
+// clientConfig is the part of the settings the HTTP client needs, captured per call
+// so that a concurrent Configure never changes a request half-way.
+type clientConfig struct {
+	// Interval is the least time between the starts of two requests, across all
+	// concurrent calls.
+	Interval time.Duration
+	// MaxAttempts bounds the tries of one request (first try included).
+	MaxAttempts int
+	// BackoffBase is the first retry's wait; each further retry doubles it.
+	BackoffBase time.Duration
+	// MaxBackoff caps one wait, and is the longest Retry-After the client sleeps
+	// through before giving the rate-limit error back to the caller.
+	MaxBackoff time.Duration
+	// Timeout bounds one attempt.
+	Timeout time.Duration
+	// UserAgent is sent with every request.
+	UserAgent string
+	// PlusToken is a Metadata Plus API key, sent as Crossref-Plus-API-Token when
+	// set.
+	PlusToken string
+	// Slots bounds the requests in flight at once (Crossref limits concurrency per
+	// pool); nil means no bound.
+	Slots chan struct{}
+}
+
+// response is a fully read HTTP response.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// client is the thin HTTP client for the crossref API: one shared pacing limiter
+// and bounded retries with
+// exponential backoff on 429 and 5xx answers, honouring Retry-After.
+type client struct {
+	http *http.Client
+	lim  *limiter
+	log  *slog.Logger
+}
+
+func newClient(log *slog.Logger) *client {
+	return &client{http: &http.Client{}, lim: &limiter{}, log: log}
+}
+
+// get fetches rawURL, retrying 429, 5xx and network failures. Any other status is
+// returned to the caller to interpret. It fails with ctx.Err() when ctx ends, with a
+// protocol RateLimited error when 429s outlast the attempts, and with a protocol
+// Unavailable error when 5xx answers or network failures do.
+func (c *client) get(ctx context.Context, cfg clientConfig, rawURL string) (*response, error) {
+	var lastErr error
+	for attempt := 1; ; attempt++ {
+		if err := c.lim.wait(ctx, cfg.Interval); err != nil {
+			return nil, err
+		}
+		resp, err := c.once(ctx, cfg, rawURL)
+		wait := backoff(cfg, attempt)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			lastErr = protocol.Unavailable(err, "crossref: request failed: %v", err)
+		case resp.status == http.StatusTooManyRequests:
+			ra := retryAfter(resp.header, time.Now())
+			lastErr = protocol.RateLimited(ra, "crossref: rate limited (HTTP 429)")
+			if ra > 0 {
+				c.lim.pause(ra)
+				wait = ra
+			}
+		case resp.status >= 500:
+			ra := retryAfter(resp.header, time.Now())
+			lastErr = protocol.Unavailable(nil, "crossref: upstream answered HTTP %d", resp.status)
+			if ra > 0 {
+				wait = ra
+			}
+		default:
+			return resp, nil
+		}
+		if attempt >= cfg.MaxAttempts || wait > cfg.MaxBackoff {
+			return nil, lastErr
+		}
+		c.log.DebugContext(ctx, "retrying", "attempt", attempt, "wait", wait.String(), "error", lastErr.Error())
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (c *client) once(ctx context.Context, cfg clientConfig, rawURL string) (*response, error) {
+	actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("crossref: build request: %w", err)
+	}
+	req.Header.Set("User-Agent", cfg.UserAgent)
+	if cfg.PlusToken != "" {
+		req.Header.Set("Crossref-Plus-API-Token", "Bearer "+cfg.PlusToken)
+	}
+	if cfg.Slots != nil {
+		select {
+		case cfg.Slots <- struct{}{}:
+			defer func() { <-cfg.Slots }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	req.Header.Set("Accept", "application/json")
+	res, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("crossref: get: %w", err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	if err != nil {
+		return nil, fmt.Errorf("crossref: read body: %w", err)
+	}
+	return &response{status: res.StatusCode, header: res.Header, body: body}, nil
+}
+
+// backoff is the wait before retry number attempt: BackoffBase doubled per
+// attempt, capped at MaxBackoff, with up to 10% jitter.
+func backoff(cfg clientConfig, attempt int) time.Duration {
+	d := cfg.BackoffBase
+	for i := 1; i < attempt && d < cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, cfg.MaxBackoff)
+	if d > 0 {
+		d += time.Duration(rand.Int64N(int64(d)/10 + 1))
+	}
+	return d
+}
+
+// retryAfter reads a Retry-After header (seconds or an HTTP date); 0 when absent.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		return max(time.Duration(secs)*time.Second, 0)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// limiter spaces request starts at least an interval apart across goroutines. Each
+// caller reserves the next free slot, then sleeps until it.
+type limiter struct {
+	mu   sync.Mutex
+	next time.Time
+}
+
+func (l *limiter) wait(ctx context.Context, interval time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	now := time.Now()
+	at := l.next
+	if at.Before(now) {
+		at = now
+	}
+	l.next = at.Add(interval)
+	l.mu.Unlock()
+	return sleep(ctx, time.Until(at))
+}
+
+// pause holds every caller back for d (an upstream Retry-After).
+func (l *limiter) pause(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if until := time.Now().Add(d); until.After(l.next) {
+		l.next = until
+	}
+}
+
+// errStatus maps an unexpected HTTP status to the typed errors. Crossref answers
+// an unknown DOI with a text/plain 404 "Resource not found." and a refused
+// parameter with a JSON 400 ({"status":"failed","message":[{"message":...}]}).
+func errStatus(status int, body []byte) error {
+	msg := errorMessage(body)
+	switch {
+	case status == http.StatusNotFound:
+		return protocol.NotFound("crossref: %s (HTTP 404)", msg)
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return protocol.Unauthorized("crossref: upstream refused access (HTTP %d): %s", status, msg)
+	case status >= 400 && status < 500:
+		return protocol.BadRequest("crossref: upstream rejected the request (HTTP %d): %s", status, msg)
+	}
+	return protocol.Unavailable(errors.New(msg), "crossref: unexpected HTTP %d", status)
+}
+
+// errorMessage extracts Crossref's JSON failure messages, else a snippet of the
+// body.
+func errorMessage(body []byte) string {
+	var e struct {
+		Message []struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(body, &e) == nil && len(e.Message) > 0 {
+		var msgs []string
+		for _, m := range e.Message {
+			msgs = append(msgs, strings.TrimSpace(m.Type+": "+m.Message))
+		}
+		return strings.Join(msgs, "; ")
+	}
+	snippet := strings.TrimSpace(string(body))
+	if len(snippet) > 200 {
+		snippet = snippet[:200]
+	}
+	return snippet
+}
