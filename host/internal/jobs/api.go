@@ -125,7 +125,7 @@ func (a *API) Create(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.Forbidden("job_kind_forbidden", detail))
 		return
 	}
-	args, err := k.decode(req.Args)
+	args, err := k.decodeFunc(req.Args)
 	if err != nil {
 		var argsErr *ArgsError
 		if errors.As(err, &argsErr) {

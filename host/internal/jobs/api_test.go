@@ -262,7 +262,7 @@ func TestFinalFailureIsSanitizedRecordedAndHooked(t *testing.T) {
 	t.Parallel()
 	var kinds *testKinds
 	b := setup(t, setupOpts{configure: func(cfg *jobs.Config, _ *jobs.Registry) {
-		cfg.FailureHook = func(ctx context.Context, ev jobs.FailureEvent) { kinds.failureHook(ctx, ev) }
+		cfg.FailureFunc = func(ctx context.Context, ev jobs.FailureEvent) { kinds.failureHook(ctx, ev) }
 	}})
 	kinds = b.kinds
 	user := userCaller(b.userA)

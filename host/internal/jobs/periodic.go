@@ -115,6 +115,7 @@ type trainClassifierWorker struct {
 	rt *runtime
 }
 
+// Work logs that Pulse training is not built and succeeds.
 func (w *trainClassifierWorker) Work(ctx context.Context, job *river.Job[TrainClassifierArgs]) error {
 	w.rt.log.InfoContext(ctx, "jobs: Pulse classifier training is not built into this version; nothing was trained",
 		"job_id", job.ID, "kind", job.Kind)
@@ -132,12 +133,13 @@ type purgeWorker struct {
 	rt *runtime
 }
 
+// Work runs the host's purge function.
 func (w *purgeWorker) Work(ctx context.Context, job *river.Job[PurgeArgs]) error {
-	if w.rt.purge == nil {
+	if w.rt.purgeFunc == nil {
 		w.rt.log.WarnContext(ctx, "jobs: data.purge has no purge function configured; nothing was purged", "job_id", job.ID)
 		return nil
 	}
-	if err := w.rt.purge(ctx); err != nil {
+	if err := w.rt.purgeFunc(ctx); err != nil {
 		return fmt.Errorf("jobs: data.purge: %w", err)
 	}
 	return nil
@@ -154,6 +156,7 @@ type pruneProgressWorker struct {
 	rt *runtime
 }
 
+// Work deletes the progress of jobs River has deleted.
 func (w *pruneProgressWorker) Work(ctx context.Context, job *river.Job[PruneProgressArgs]) error {
 	n, err := pruneProgress(ctx, w.rt.pool, progressGrace)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // maxProgressMessage is the longest progress message stored (job_progress.message).
@@ -54,12 +56,98 @@ func Report(ctx context.Context, p Progress) error {
 	if len(p.Data) > 0 && !json.Valid(p.Data) {
 		return fmt.Errorf("jobs: report progress: data is not valid JSON")
 	}
+	// One report of a job at a time: its event is written before the next is sent.
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, err := insertProgress(ctx, r.rt.pool, r.jobID, p); err != nil {
-		return err
+	return r.rt.progress.write(ctx, r.jobID, p)
+}
+
+// maxProgressBatch bounds the events written in one statement.
+const maxProgressBatch = 500
+
+// progressReq is one event waiting to be written.
+type progressReq struct {
+	jobID int64
+	p     Progress
+	done  chan error // receives the write's outcome; buffered
+}
+
+// progressWriter writes progress events with group commit: while one batch is
+// being written, the events reported meanwhile queue up and go out together in
+// the next statement. A lone event is written at once; under load, many jobs'
+// events share one commit instead of paying one each.
+type progressWriter struct {
+	pool *pgxpool.Pool
+	reqs chan *progressReq
+}
+
+func newProgressWriter(pool *pgxpool.Pool) *progressWriter {
+	return &progressWriter{pool: pool, reqs: make(chan *progressReq, maxProgressBatch)}
+}
+
+// write queues an event and waits until it is stored (and announced). When ctx
+// ends first it returns ctx's error; the event may still be written.
+func (w *progressWriter) write(ctx context.Context, jobID int64, p Progress) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("jobs: report progress: %w", err)
 	}
-	return nil
+	req := &progressReq{jobID: jobID, p: p, done: make(chan error, 1)}
+	select {
+	case w.reqs <- req:
+	case <-ctx.Done():
+		return fmt.Errorf("jobs: report progress: %w", ctx.Err())
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("jobs: report progress: %w", ctx.Err())
+	}
+}
+
+// run writes queued events until ctx ends.
+func (w *progressWriter) run(ctx context.Context) {
+	var next []*progressReq // held back from the last batch: a second event of a job
+	for {
+		held := next
+		next = nil
+		if len(held) == 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case req := <-w.reqs:
+				held = append(held, req)
+			}
+		}
+		var batch []*progressReq
+		inBatch := make(map[int64]bool, len(held))
+		for _, req := range held {
+			if inBatch[req.jobID] {
+				next = append(next, req)
+				continue
+			}
+			inBatch[req.jobID] = true
+			batch = append(batch, req)
+		}
+	fill:
+		for len(batch) < maxProgressBatch {
+			select {
+			case req := <-w.reqs:
+				if inBatch[req.jobID] {
+					next = append(next, req)
+					continue
+				}
+				inBatch[req.jobID] = true
+				batch = append(batch, req)
+			default:
+				break fill
+			}
+		}
+		err := insertProgressBatch(ctx, w.pool, batch)
+		for _, req := range batch {
+			req.done <- err
+		}
+	}
 }
 
 // truncate cuts s to at most n characters.

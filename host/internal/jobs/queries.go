@@ -25,32 +25,37 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// insertProgress appends p as the job's next event. Events of one job are written
-// one at a time (run.mu), so max(seq)+1 never collides.
-func insertProgress(ctx context.Context, db querier, jobID int64, p Progress) (int64, error) {
-	var total *int64
-	if p.Total > 0 {
-		total = &p.Total
+// insertProgressBatch appends one event to each job of batch, numbering it after
+// the job's last event. A batch holds at most one event per job (the writer sees
+// to it), so max(seq)+1 never collides.
+func insertProgressBatch(ctx context.Context, db querier, batch []*progressReq) error {
+	n := len(batch)
+	jobIDs, currents := make([]int64, n), make([]int64, n)
+	totals, messages, datas := make([]*int64, n), make([]*string, n), make([][]byte, n)
+	for i, r := range batch {
+		jobIDs[i], currents[i] = r.jobID, r.p.Current
+		if r.p.Total > 0 {
+			totals[i] = &r.p.Total
+		}
+		if r.p.Message != "" {
+			messages[i] = &r.p.Message
+		}
+		if len(r.p.Data) > 0 {
+			datas[i] = r.p.Data
+		}
 	}
-	var message *string
-	if p.Message != "" {
-		message = &p.Message
-	}
-	var data []byte
-	if len(p.Data) > 0 {
-		data = p.Data
-	}
-	var seq int64
-	err := db.QueryRow(ctx, `
+	_, err := db.Exec(ctx, `
 		INSERT INTO job_progress (job_id, seq, current, total, message, data)
-		SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4, $5
-		  FROM job_progress WHERE job_id = $1
-		RETURNING seq`,
-		jobID, p.Current, total, message, data).Scan(&seq)
+		SELECT e.job_id,
+		       coalesce((SELECT max(p.seq) FROM job_progress AS p WHERE p.job_id = e.job_id), 0) + 1,
+		       e.current, e.total, e.message, e.data
+		  FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::jsonb[])
+		       AS e(job_id, current, total, message, data)`,
+		jobIDs, currents, totals, messages, datas)
 	if err != nil {
-		return 0, fmt.Errorf("jobs: report progress of job %d: %w", jobID, err)
+		return fmt.Errorf("jobs: report progress: %w", err)
 	}
-	return seq, nil
+	return nil
 }
 
 const progressColumns = `seq, coalesce(current, 0), coalesce(total, 0), coalesce(message, ''), data, created_at`

@@ -94,6 +94,7 @@ type FieldError struct {
 	Message string
 }
 
+// Error implements error.
 func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 
 // ArgsError is the error of args that cannot be enqueued: the fields at fault.
@@ -101,6 +102,7 @@ type ArgsError struct {
 	Fields []FieldError
 }
 
+// Error implements error.
 func (e *ArgsError) Error() string {
 	parts := make([]string, len(e.Fields))
 	for i, f := range e.Fields {
@@ -118,10 +120,10 @@ type kind struct {
 	maxAttempts int
 	timeout     time.Duration
 	enqueuers   Enqueuer
-	// decode reads API args into the kind's args type and validates them.
-	decode func(raw json.RawMessage) (river.JobArgs, error)
-	// install adds the kind's worker, wrapped by the envelope layer, to workers.
-	install func(workers *river.Workers, rt *runtime) error
+	// decodeFunc reads API args into the kind's args type and validates them.
+	decodeFunc func(raw json.RawMessage) (river.JobArgs, error)
+	// installFunc adds the kind's worker, wrapped by the envelope layer, to workers.
+	installFunc func(workers *river.Workers, rt *runtime) error
 }
 
 // Registry maps every job kind to its task. Later areas register their kinds on
@@ -155,8 +157,8 @@ func Register[T river.JobArgs](reg *Registry, spec KindSpec[T]) error {
 		maxAttempts: spec.MaxAttempts,
 		timeout:     spec.Timeout,
 		enqueuers:   spec.Enqueuers,
-		decode:      decodeArgs[T],
-		install: func(workers *river.Workers, rt *runtime) error {
+		decodeFunc:  decodeArgs[T],
+		installFunc: func(workers *river.Workers, rt *runtime) error {
 			return river.AddWorkerSafely(workers, river.Worker[T](&envelopeWorker[T]{inner: spec.Worker, kind: name, rt: rt}))
 		},
 	}

@@ -57,8 +57,8 @@ type Config struct {
 	// QueueWorkers caps concurrent jobs per queue. A queue a kind names that is
 	// missing here gets DefaultQueueWorkers.
 	QueueWorkers map[string]int
-	// FailureHook is told about every owned job that fails for good. Optional.
-	FailureHook FailureFunc
+	// FailureFunc is told about every owned job that fails for good. Optional.
+	FailureFunc FailureFunc
 	// PurgeFunc is the daily data.purge (hard deletion of soft-deleted users and
 	// the audit scrub). When nil, data.purge logs that no purge is configured and
 	// succeeds.
@@ -84,14 +84,15 @@ type Config struct {
 
 // runtime is what workers and handlers share.
 type runtime struct {
-	pool    *pgxpool.Pool
-	log     *slog.Logger
-	hub     *hub
-	reg     *Registry
-	client  *river.Client[pgx.Tx]
-	failure FailureFunc
-	purge   func(ctx context.Context) error
-	cfg     Config
+	pool        *pgxpool.Pool
+	log         *slog.Logger
+	hub         *hub
+	progress    *progressWriter
+	reg         *Registry
+	client      *river.Client[pgx.Tx]
+	failureFunc FailureFunc
+	purgeFunc   func(ctx context.Context) error
+	cfg         Config
 }
 
 // Service runs the job queue: River's client with every registered kind, the
@@ -144,13 +145,14 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 
 	rt := &runtime{
-		pool:    cfg.Pool,
-		log:     cfg.Logger,
-		hub:     newHub(),
-		reg:     cfg.Registry.snapshot(),
-		failure: cfg.FailureHook,
-		purge:   cfg.PurgeFunc,
-		cfg:     cfg,
+		pool:        cfg.Pool,
+		log:         cfg.Logger,
+		hub:         newHub(),
+		progress:    newProgressWriter(cfg.Pool),
+		reg:         cfg.Registry.snapshot(),
+		failureFunc: cfg.FailureFunc,
+		purgeFunc:   cfg.PurgeFunc,
+		cfg:         cfg,
 	}
 	if err := registerBuiltins(rt.reg, rt); err != nil {
 		return nil, err
@@ -160,7 +162,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	queues := map[string]river.QueueConfig{}
 	for _, name := range rt.reg.Kinds() {
 		k, _ := rt.reg.lookup(name)
-		if err := k.install(workers, rt); err != nil {
+		if err := k.installFunc(workers, rt); err != nil {
 			return nil, fmt.Errorf("jobs: new: %w", err)
 		}
 		n := cfg.QueueWorkers[k.queue]
@@ -209,7 +211,11 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("jobs: start: %w", err)
 	}
 	listenCfg := s.rt.pool.Config().ConnConfig.Copy()
-	s.wg.Add(2)
+	s.wg.Add(3)
+	go func() {
+		defer s.wg.Done()
+		s.rt.progress.run(bg)
+	}()
 	go func() {
 		defer s.wg.Done()
 		s.rt.hub.listen(bg, listenCfg, s.rt.log)

@@ -189,3 +189,30 @@ func TestReportProgressOutsideJob(t *testing.T) {
 	require.ErrorIs(t, jobs.ReportProgress(context.Background(), 1, 2, "x"), jobs.ErrNotInJob)
 	require.ErrorIs(t, jobs.SetResult(context.Background(), 1), jobs.ErrNotInJob)
 }
+
+func TestConcurrentProgressIsNumberedPerJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	user := userCaller(b.userA)
+	var ids []int64
+	for range 20 {
+		ids = append(ids, b.create(t, user, "test.progress", map[string]any{"n": 50}).ID)
+	}
+	for _, id := range ids {
+		b.waitState(t, user, id, jobs.StateSucceeded)
+	}
+	rows, err := b.pool.Query(context.Background(), `
+		SELECT job_id, count(*), min(seq), max(seq), count(DISTINCT seq)
+		  FROM job_progress WHERE job_id = ANY($1) GROUP BY job_id`, ids)
+	require.NoError(t, err)
+	defer rows.Close()
+	seen := 0
+	for rows.Next() {
+		var id, n, lo, hi, distinct int64
+		require.NoError(t, rows.Scan(&id, &n, &lo, &hi, &distinct))
+		require.Equal(t, []int64{50, 1, 50, 50}, []int64{n, lo, hi, distinct}, "job %d: seq 1..50 once each", id)
+		seen++
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, len(ids), seen)
+}

@@ -126,6 +126,7 @@ type userScheduleWorker struct {
 // insertBatch bounds one InsertMany of deliveries.
 const insertBatch = 500
 
+// Work enqueues the per-user deliveries due now.
 func (w *userScheduleWorker) Work(ctx context.Context, job *river.Job[UserScheduleArgs]) error {
 	users, err := liveUsers(ctx, w.rt.pool)
 	if err != nil {

@@ -39,6 +39,7 @@ func NewPublicError(code, message string, cause error) *PublicError {
 	return &PublicError{Code: code, Message: message, Err: cause}
 }
 
+// Error implements error: the message and the cause, for logs.
 func (e *PublicError) Error() string {
 	if e.Err != nil {
 		return e.Message + ": " + e.Err.Error()
@@ -46,6 +47,7 @@ func (e *PublicError) Error() string {
 	return e.Message
 }
 
+// Unwrap returns the cause.
 func (e *PublicError) Unwrap() error { return e.Err }
 
 // ErrorInfo is the sanitized error of the envelope.
@@ -108,12 +110,15 @@ type envelopeWorker[T river.JobArgs] struct {
 	rt    *runtime
 }
 
+// Middleware is the wrapped worker's.
 func (w *envelopeWorker[T]) Middleware(job *rivertype.JobRow) []rivertype.WorkerMiddleware {
 	return w.inner.Middleware(job)
 }
 
+// NextRetry is the wrapped worker's.
 func (w *envelopeWorker[T]) NextRetry(job *river.Job[T]) time.Time { return w.inner.NextRetry(job) }
 
+// Timeout is the wrapped worker's, else the kind's.
 func (w *envelopeWorker[T]) Timeout(job *river.Job[T]) time.Duration {
 	if d := w.inner.Timeout(job); d != 0 {
 		return d
@@ -124,6 +129,8 @@ func (w *envelopeWorker[T]) Timeout(job *river.Job[T]) time.Duration {
 	return DefaultTimeout
 }
 
+// Work runs the wrapped worker with the attempt's state in ctx, then stores its
+// output and reports a final failure.
 func (w *envelopeWorker[T]) Work(ctx context.Context, job *river.Job[T]) (err error) {
 	r := &run{rt: w.rt, jobID: job.ID}
 	ctx = context.WithValue(ctx, runKey{}, r)
@@ -240,7 +247,7 @@ func (rt *runtime) failed(ctx context.Context, row *rivertype.JobRow, info Error
 	if err := insertFailureEvent(wctx, rt.pool, ev); err != nil {
 		rt.log.ErrorContext(ctx, "jobs: record job failure", "job_id", row.ID, "error", err)
 	}
-	if rt.failure != nil {
-		rt.failure(wctx, ev)
+	if rt.failureFunc != nil {
+		rt.failureFunc(wctx, ev)
 	}
 }
