@@ -4,6 +4,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -17,7 +18,9 @@ import (
 	"github.com/lectern-research/lectern/host/internal/httpapi"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
+	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
@@ -44,6 +47,35 @@ type Options struct {
 	Version  string
 	// Mail overrides the sender the configuration asks for (tests capture mail).
 	Mail mail.Sender
+	// Plugins is the started plugin host; nil runs without plugins (no sources).
+	Plugins *pluginhost.Host
+	// Sources overrides the paper sources search asks (tests); default: the
+	// healthy sources of Plugins.
+	Sources func() []search.Named
+}
+
+// auditor records plugin administration in the audit log, as the calling admin.
+type auditor struct{ log *audit.Log }
+
+func (a auditor) Record(ctx context.Context, action, resource string, metadata map[string]any) {
+	if ip := auth.ClientIP(ctx); ip.IsValid() {
+		metadata["ip"] = ip.String()
+	}
+	a.log.Record(ctx, auth.CallerFrom(ctx).UserID, action, resource, metadata)
+}
+
+// pluginSources adapts the plugin host's healthy sources for search.
+func pluginSources(h *pluginhost.Host) func() []search.Named {
+	return func() []search.Named {
+		if h == nil {
+			return nil
+		}
+		var out []search.Named
+		for _, s := range h.Sources() {
+			out = append(out, search.Named{Name: s.Name, Searcher: s.Source})
+		}
+		return out
+	}
 }
 
 // New assembles the host's services and its HTTP handler.
@@ -60,6 +92,14 @@ func New(o Options) (*App, error) {
 	a.Audit = audit.New(o.Pool, o.Logger)
 	a.Auth = auth.NewService(auth.Config{Pool: o.Pool, Config: o.Config, Logger: o.Logger, Audit: a.Audit, Mail: sender})
 	a.Settings = userconfig.New(o.Pool, keys)
+	sources := o.Sources
+	if sources == nil {
+		sources = pluginSources(o.Plugins)
+	}
+	var pluginAdmin *pluginhost.AdminAPI
+	if o.Plugins != nil {
+		pluginAdmin = pluginhost.NewAdminAPI(o.Plugins, pluginhost.NewStore(o.Pool), auditor{a.Audit})
+	}
 	mux, routes := httpapi.NewHandler(httpapi.Deps{
 		Config:   o.Config,
 		Logger:   o.Logger,
@@ -71,6 +111,8 @@ func New(o Options) (*App, error) {
 		Settings: userconfig.NewAPI(a.Settings, o.Config, nil, o.Logger),
 		Papers:   papers.NewAPI(papers.New(o.Pool)),
 		Projects: projects.NewAPI(o.Pool, papers.New(o.Pool)),
+		Search:   search.NewAPI(search.New(o.Pool, sources)),
+		Plugins:  pluginAdmin,
 	})
 	a.Handler, a.Routes = mux, routes
 	return a, nil

@@ -21,8 +21,11 @@ import (
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/mail"
+	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/users"
+	"github.com/lectern-research/lectern/sdk/paper"
+	"github.com/lectern-research/lectern/sdk/source"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -114,6 +117,7 @@ func setup(t *testing.T, env map[string]string) *testBundle {
 	opts := Options{
 		Config: cfg, Pool: pool, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 		Migrator: store.NewMigrator(pool, migs), Version: "test", Mail: box,
+		Sources: func() []search.Named { return []search.Named{{Name: "arxiv", Searcher: staticSource{}}} },
 	}
 	if cfg.DevSMTPLogOnly {
 		opts.Mail = nil
@@ -121,6 +125,14 @@ func setup(t *testing.T, env map[string]string) *testBundle {
 	a, err := New(opts)
 	require.NoError(t, err)
 	return &testBundle{app: a, pool: pool, mail: box, logs: logs}
+}
+
+// staticSource answers every search with one fixed public paper.
+type staticSource struct{}
+
+func (staticSource) Search(context.Context, *source.SearchRequest) (*source.Page, error) {
+	return &source.Page{Papers: []paper.Paper{{Title: "A fixed search result from the static source",
+		IDs: paper.IDs{ArXivID: "2401.00001v1"}, Published: paper.Date{Year: 2024, Precision: paper.PrecisionYear}}}}, nil
 }
 
 // req describes one request.

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -140,6 +141,18 @@ var tenancyCases = map[string]tenancyCase{
 	"DELETE /api/admin/users/{id}":         {kind: adminOnly},
 	"POST /api/admin/users/{id}/send-link": {kind: adminOnly},
 	"GET /api/admin/audit-log":             {kind: adminOnly},
+	"GET /api/admin/plugins":               {kind: adminOnly},
+	"PATCH /api/admin/plugins/{name}":      {kind: adminOnly},
+	"GET /api/search": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		// Alice searched before; her per-source health is hers alone.
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/search?q=" + url.QueryEscape("attention transformers"), cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		var errText string
+		require.NoError(t, b.pool.QueryRow(context.Background(),
+			`SELECT last_error FROM pulse_source_health WHERE user_id = $1 AND source = 'arxiv'`, alice.user).Scan(&errText))
+		require.Equal(t, alice.markers[2], errText, "Bob's search leaves Alice's source health alone")
+	}},
 
 	"GET /api/me": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/me", cookie: bob.cookie})

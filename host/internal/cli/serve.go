@@ -9,11 +9,13 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/buildinfo"
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/pluginhost"
 )
 
 // shutdownGrace is how long serve waits for in-flight requests after SIGTERM.
@@ -44,7 +46,9 @@ func runServe(ctx context.Context, args []string, env Env, stdout, stderr io.Wri
 
 	if err := serve(ctx, cfg, log); err != nil {
 		log.Error("lectern stopped", "error", err)
-		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
+		for _, line := range strings.Split(strings.TrimSpace(err.Error()), "\n") {
+			fmt.Fprintf(stderr, "lectern: %s\n", line)
+		}
 		return 1
 	}
 	return 0
@@ -73,7 +77,21 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 
-	host, err := app.New(app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: migrator, Version: buildinfo.Version()})
+	entries, err := pluginhost.LoadFile(cfg.PluginsFile)
+	if err != nil {
+		// Each refusal names the file, the line and the reason.
+		return err
+	}
+	plugins := pluginhost.New(entries, pluginhost.Options{
+		Logger: log, LogLevel: strings.ToLower(cfg.LogLevel.String()), Store: pluginhost.NewStore(pool),
+	})
+	if err := plugins.Start(ctx); err != nil {
+		return fmt.Errorf("plugins: %w", err)
+	}
+	defer plugins.Close()
+
+	host, err := app.New(app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: migrator,
+		Version: buildinfo.Version(), Plugins: plugins})
 	if err != nil {
 		return err
 	}

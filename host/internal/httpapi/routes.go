@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
 
 // Route is one entry of the route table: every route declares exactly one resolver.
@@ -22,6 +23,10 @@ type Route struct {
 // cross-tenant test (host/internal/app, TestCrossTenantIsolation).
 func (h *handler) routes(reg *prometheus.Registry) []Route {
 	a, adm, cfg, pp, pj := h.Auth, h.Admin, h.Settings, h.Papers, h.Projects
+	pluginList, pluginUpdate := unavailable("The plugin host is not running."), unavailable("The plugin host is not running.")
+	if h.Plugins != nil {
+		pluginList, pluginUpdate = h.Plugins.List, h.Plugins.Update
+	}
 	f := func(fn http.HandlerFunc) http.Handler { return fn }
 	return []Route{
 		// Health and description.
@@ -51,6 +56,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/library", auth.StrictWithOwnerOverride, f(pp.AddToLibrary)},
 		{http.MethodDelete, "/api/library/{paper_id}", auth.StrictWithOwnerOverride, f(pp.RemoveFromLibrary)},
 		{http.MethodPost, "/api/library/import", auth.Strict, f(pp.Import)},
+		{http.MethodGet, "/api/search", auth.StrictWithOwnerOverride, f(h.Search.Search)},
 		{http.MethodGet, "/api/library/export", auth.Strict, f(pp.Export)},
 
 		// Projects, tasks, milestones and project papers.
@@ -80,5 +86,13 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodDelete, "/api/admin/users/{id}", auth.AdminSession, f(adm.DeleteUser)},
 		{http.MethodPost, "/api/admin/users/{id}/send-link", auth.AdminSession, f(adm.SendLink)},
 		{http.MethodGet, "/api/admin/audit-log", auth.AdminSession, f(adm.AuditLog)},
+		{http.MethodGet, "/api/admin/plugins", auth.AdminSession, f(pluginList)},
+		{http.MethodPatch, "/api/admin/plugins/{name}", auth.AdminSession, f(pluginUpdate)},
+	}
+}
+
+func unavailable(detail string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		respond.Err(w, r, respond.Unavailable(detail, nil))
 	}
 }

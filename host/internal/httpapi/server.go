@@ -16,7 +16,9 @@ import (
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
+	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
@@ -34,6 +36,10 @@ type Deps struct {
 	Settings *userconfig.API
 	Papers   *papers.API
 	Projects *projects.API
+	Search   *search.API
+	// Plugins is the plugin administration; nil when the host runs without a plugin
+	// host, and then its routes answer 503.
+	Plugins *pluginhost.AdminAPI
 }
 
 // handler holds the dependencies every route handler shares.

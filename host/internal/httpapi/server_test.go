@@ -20,6 +20,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/projects"
+	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
@@ -62,6 +63,7 @@ func setup(t *testing.T, env map[string]string, pool *pgxpool.Pool) *testBundle 
 		Settings: userconfig.NewAPI(userconfig.New(pool, keys), cfg, nil, logger),
 		Papers:   papers.NewAPI(papers.New(pool)),
 		Projects: projects.NewAPI(pool, papers.New(pool)),
+		Search:   search.NewAPI(search.New(pool, func() []search.Named { return nil })),
 	})
 	return &testBundle{router: r, routes: routes, pool: pool, logs: logs}
 }

@@ -144,6 +144,25 @@ func (st *Store) Get(ctx context.Context, userID, paperID uuid.UUID) (Item, erro
 	return it, nil
 }
 
+// GetMany returns the papers of ids the user may see, with the user's overlay, in
+// one query. Papers the user may not see are simply absent from the map.
+func (st *Store) GetMany(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]Item, error) {
+	rows, err := st.pool.Query(ctx, `SELECT `+itemColumns+` FROM papers p`+itemJoins+`
+		WHERE p.id = ANY($2) AND `+visiblePredicate, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("papers: get many: %w", err)
+	}
+	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Item, error) { return scanItem(r) })
+	if err != nil {
+		return nil, fmt.Errorf("papers: get many: %w", err)
+	}
+	out := make(map[uuid.UUID]Item, len(items))
+	for _, it := range items {
+		out[it.ID] = it
+	}
+	return out, nil
+}
+
 // FeedParams select a page of the feed.
 type FeedParams struct {
 	View   string // one of ViewNames(); default DefaultView
