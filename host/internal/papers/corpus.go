@@ -135,36 +135,26 @@ func UpsertTx(ctx context.Context, tx pgx.Tx, in Input, discoveredBy *uuid.UUID)
 	return uuid.Nil, false, fmt.Errorf("papers: upsert %q: kept conflicting with concurrent writers", in.Title)
 }
 
-// match finds the existing row for in, preferring a DOI match, then arXiv, then the
-// other identifiers. Identifiers held by a different row are dropped from in so the
-// merge cannot collide with that row.
-func match(ctx context.Context, tx pgx.Tx, in *Input) (uuid.UUID, bool, error) {
-	rows, err := tx.Query(ctx, `
-		SELECT id, coalesce(doi, ''), coalesce(arxiv_id, ''), coalesce(openalex_id, ''),
-		       coalesce(semantic_scholar_id, ''), coalesce(pubmed_id, '')
-		  FROM papers
-		 WHERE ($1 <> '' AND doi = $1) OR ($2 <> '' AND arxiv_id = $2) OR ($3 <> '' AND openalex_id = $3)
-		    OR ($4 <> '' AND semantic_scholar_id = $4) OR ($5 <> '' AND pubmed_id = $5)`,
-		in.DOI, in.ArxivID, in.OpenAlexID, in.SemanticScholarID, in.PubMedID)
-	if err != nil {
-		return uuid.Nil, false, fmt.Errorf("papers: match: %w", err)
-	}
-	type cand struct {
-		id                     uuid.UUID
-		doi, arxiv, oa, s2, pm string
-	}
-	cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (cand, error) {
-		var c cand
-		err := r.Scan(&c.id, &c.doi, &c.arxiv, &c.oa, &c.s2, &c.pm)
-		return c, err
-	})
-	if err != nil {
-		return uuid.Nil, false, fmt.Errorf("papers: match: %w", err)
-	}
+// candidate is an existing row that shares an identifier with a record.
+type candidate struct {
+	id                     uuid.UUID
+	doi, arxiv, oa, s2, pm string
+}
+
+func (c candidate) matches(in *Input) bool {
+	return (in.DOI != "" && c.doi == in.DOI) || (in.ArxivID != "" && c.arxiv == in.ArxivID) ||
+		(in.OpenAlexID != "" && c.oa == in.OpenAlexID) || (in.SemanticScholarID != "" && c.s2 == in.SemanticScholarID) ||
+		(in.PubMedID != "" && c.pm == in.PubMedID)
+}
+
+// pick chooses in's row among the candidates, preferring a DOI match, then arXiv,
+// then the other identifiers, and drops from in the identifiers another candidate
+// holds, so the merge cannot collide with that row.
+func pick(in *Input, cands []candidate) (uuid.UUID, bool) {
 	if len(cands) == 0 {
-		return uuid.Nil, false, nil
+		return uuid.Nil, false
 	}
-	score := func(c cand) int {
+	score := func(c candidate) int {
 		switch {
 		case in.DOI != "" && c.doi == in.DOI:
 			return 5
@@ -177,7 +167,7 @@ func match(ctx context.Context, tx pgx.Tx, in *Input) (uuid.UUID, bool, error) {
 		}
 		return 1
 	}
-	best := slices.MaxFunc(cands, func(a, b cand) int { return score(a) - score(b) })
+	best := slices.MaxFunc(cands, func(a, b candidate) int { return score(a) - score(b) })
 	for _, c := range cands {
 		if c.id == best.id {
 			continue
@@ -198,28 +188,36 @@ func match(ctx context.Context, tx pgx.Tx, in *Input) (uuid.UUID, bool, error) {
 			in.PubMedID = ""
 		}
 	}
-	return best.id, true, nil
+	return best.id, true
+}
+
+// match finds the existing row for in (see pick).
+func match(ctx context.Context, tx pgx.Tx, in *Input) (uuid.UUID, bool, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT id, coalesce(doi, ''), coalesce(arxiv_id, ''), coalesce(openalex_id, ''),
+		       coalesce(semantic_scholar_id, ''), coalesce(pubmed_id, '')
+		  FROM papers
+		 WHERE ($1 <> '' AND doi = $1) OR ($2 <> '' AND arxiv_id = $2) OR ($3 <> '' AND openalex_id = $3)
+		    OR ($4 <> '' AND semantic_scholar_id = $4) OR ($5 <> '' AND pubmed_id = $5)`,
+		in.DOI, in.ArxivID, in.OpenAlexID, in.SemanticScholarID, in.PubMedID)
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("papers: match: %w", err)
+	}
+	cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
+		var c candidate
+		err := r.Scan(&c.id, &c.doi, &c.arxiv, &c.oa, &c.s2, &c.pm)
+		return c, err
+	})
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("papers: match: %w", err)
+	}
+	id, found := pick(in, cands)
+	return id, found, nil
 }
 
 func insert(ctx context.Context, tx pgx.Tx, in *Input, discoveredBy *uuid.UUID) (uuid.UUID, bool, error) {
-	authors, _ := json.Marshal(in.Authors)
-	meta, _ := json.Marshal(in.Metadata)
-	var arxivVersion any
-	if in.ArxivVersion > 0 {
-		arxivVersion = in.ArxivVersion
-	}
 	var id uuid.UUID
-	err := tx.QueryRow(ctx, `
-		INSERT INTO papers (doi, arxiv_id, arxiv_version, openalex_id, semantic_scholar_id, pubmed_id, title, authors,
-		                    abstract, publication_date, publication_date_precision, venue, url, pdf_url, source,
-		                    citation_count, metadata, discovered_by, visibility)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-		ON CONFLICT DO NOTHING
-		RETURNING id`,
-		nullable(in.DOI), nullable(in.ArxivID), arxivVersion, nullable(in.OpenAlexID), nullable(in.SemanticScholarID),
-		nullable(in.PubMedID), in.Title, authors, nullable(in.Abstract), in.PublicationDate, nullable(in.DatePrecision),
-		nullable(in.Venue), nullable(in.URL), nullable(in.PDFURL), in.Source, in.CitationCount, meta, discoveredBy,
-		in.Visibility).Scan(&id)
+	err := tx.QueryRow(ctx, insertSQL, insertArgs(in, discoveredBy)...).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, false, nil
 	}
@@ -229,18 +227,31 @@ func insert(ctx context.Context, tx pgx.Tx, in *Input, discoveredBy *uuid.UUID) 
 	return id, true, nil
 }
 
-var precisionRank = map[string]int{"": 0, "year": 1, "month": 2, "day": 3}
+// mergeSQL fills what row $1 lacks from a record (see UpsertTx). A date replaces
+// the stored one only when it is more precise.
+const mergeSQL = `
+	UPDATE papers SET
+	  doi = coalesce(doi, $2), arxiv_id = coalesce(arxiv_id, $3),
+	  arxiv_version = CASE WHEN $4::int IS NOT NULL AND coalesce(arxiv_id, $3) IS NOT NULL
+	                       THEN greatest(coalesce(arxiv_version, 0), $4::int) ELSE arxiv_version END,
+	  openalex_id = coalesce(openalex_id, $5), semantic_scholar_id = coalesce(semantic_scholar_id, $6),
+	  pubmed_id = coalesce(pubmed_id, $7),
+	  authors = CASE WHEN jsonb_array_length(authors) = 0 THEN $8::jsonb ELSE authors END,
+	  abstract = coalesce(abstract, $9),
+	  publication_date = CASE WHEN $10::date IS NOT NULL AND coalesce(array_position(ARRAY['year', 'month', 'day'], $11::text), 0)
+	                              > coalesce(array_position(ARRAY['year', 'month', 'day'], publication_date_precision), 0)
+	                         THEN $10::date ELSE publication_date END,
+	  publication_date_precision = CASE WHEN $10::date IS NOT NULL AND coalesce(array_position(ARRAY['year', 'month', 'day'], $11::text), 0)
+	                              > coalesce(array_position(ARRAY['year', 'month', 'day'], publication_date_precision), 0)
+	                         THEN $11::text ELSE publication_date_precision END,
+	  venue = coalesce(venue, $12), url = coalesce(url, $13), pdf_url = coalesce(pdf_url, $14),
+	  citation_count = CASE WHEN $15::int IS NULL THEN citation_count ELSE greatest(coalesce(citation_count, 0), $15::int) END,
+	  metadata = $16::jsonb || metadata,
+	  visibility = CASE WHEN $17 THEN 'public' ELSE visibility END,
+	  updated_at = now()
+	WHERE id = $1`
 
-func merge(ctx context.Context, tx pgx.Tx, id uuid.UUID, in *Input) error {
-	var curPrecision string
-	if err := tx.QueryRow(ctx, `SELECT coalesce(publication_date_precision, '') FROM papers WHERE id = $1 FOR UPDATE`, id).
-		Scan(&curPrecision); err != nil {
-		return fmt.Errorf("papers: merge: %w", err)
-	}
-	date, precision := any(nil), any(nil)
-	if in.PublicationDate != nil && precisionRank[in.DatePrecision] > precisionRank[curPrecision] {
-		date, precision = in.PublicationDate, in.DatePrecision
-	}
+func mergeArgs(id uuid.UUID, in *Input) []any {
 	authors, _ := json.Marshal(in.Authors)
 	meta, _ := json.Marshal(in.Metadata)
 	var arxivVersion any
@@ -248,30 +259,123 @@ func merge(ctx context.Context, tx pgx.Tx, id uuid.UUID, in *Input) error {
 		arxivVersion = in.ArxivVersion
 	}
 	promote := in.Visibility == "public" && slices.Contains(VerifiedSources, in.Source)
-	_, err := tx.Exec(ctx, `
-		UPDATE papers SET
-		  doi = coalesce(doi, $2), arxiv_id = coalesce(arxiv_id, $3),
-		  arxiv_version = CASE WHEN $4::int IS NOT NULL AND coalesce(arxiv_id, $3) IS NOT NULL
-		                       THEN greatest(coalesce(arxiv_version, 0), $4::int) ELSE arxiv_version END,
-		  openalex_id = coalesce(openalex_id, $5), semantic_scholar_id = coalesce(semantic_scholar_id, $6),
-		  pubmed_id = coalesce(pubmed_id, $7),
-		  authors = CASE WHEN jsonb_array_length(authors) = 0 THEN $8::jsonb ELSE authors END,
-		  abstract = coalesce(abstract, $9),
-		  publication_date = CASE WHEN $10::date IS NOT NULL THEN $10::date ELSE publication_date END,
-		  publication_date_precision = CASE WHEN $10::date IS NOT NULL THEN $11 ELSE publication_date_precision END,
-		  venue = coalesce(venue, $12), url = coalesce(url, $13), pdf_url = coalesce(pdf_url, $14),
-		  citation_count = CASE WHEN $15::int IS NULL THEN citation_count ELSE greatest(coalesce(citation_count, 0), $15::int) END,
-		  metadata = $16::jsonb || metadata,
-		  visibility = CASE WHEN $17 THEN 'public' ELSE visibility END,
-		  updated_at = now()
-		WHERE id = $1`,
-		id, nullable(in.DOI), nullable(in.ArxivID), arxivVersion, nullable(in.OpenAlexID), nullable(in.SemanticScholarID),
-		nullable(in.PubMedID), authors, nullable(in.Abstract), date, precision, nullable(in.Venue), nullable(in.URL),
-		nullable(in.PDFURL), in.CitationCount, meta, promote)
-	if err != nil {
+	return []any{id, nullable(in.DOI), nullable(in.ArxivID), arxivVersion, nullable(in.OpenAlexID), nullable(in.SemanticScholarID),
+		nullable(in.PubMedID), authors, nullable(in.Abstract), in.PublicationDate, nullable(in.DatePrecision), nullable(in.Venue),
+		nullable(in.URL), nullable(in.PDFURL), in.CitationCount, meta, promote}
+}
+
+func merge(ctx context.Context, tx pgx.Tx, id uuid.UUID, in *Input) error {
+	if _, err := tx.Exec(ctx, mergeSQL, mergeArgs(id, in)...); err != nil {
 		return fmt.Errorf("papers: merge: %w", err)
 	}
 	return nil
+}
+
+const insertSQL = `
+	INSERT INTO papers (doi, arxiv_id, arxiv_version, openalex_id, semantic_scholar_id, pubmed_id, title, authors,
+	                    abstract, publication_date, publication_date_precision, venue, url, pdf_url, source,
+	                    citation_count, metadata, discovered_by, visibility)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+	ON CONFLICT DO NOTHING
+	RETURNING id`
+
+func insertArgs(in *Input, discoveredBy *uuid.UUID) []any {
+	authors, _ := json.Marshal(in.Authors)
+	meta, _ := json.Marshal(in.Metadata)
+	var arxivVersion any
+	if in.ArxivVersion > 0 {
+		arxivVersion = in.ArxivVersion
+	}
+	return []any{nullable(in.DOI), nullable(in.ArxivID), arxivVersion, nullable(in.OpenAlexID), nullable(in.SemanticScholarID),
+		nullable(in.PubMedID), in.Title, authors, nullable(in.Abstract), in.PublicationDate, nullable(in.DatePrecision),
+		nullable(in.Venue), nullable(in.URL), nullable(in.PDFURL), in.Source, in.CitationCount, meta, discoveredBy,
+		in.Visibility}
+}
+
+// UpsertManyTx is UpsertTx for a batch (a page of search results): one query finds
+// every existing row, one pipelined round trip merges and inserts, and only records
+// that collide with a concurrent writer (or with each other) fall back to UpsertTx.
+// ids[i] is the row of ins[i].
+func UpsertManyTx(ctx context.Context, tx pgx.Tx, ins []Input, discoveredBy *uuid.UUID) ([]uuid.UUID, error) {
+	var dois, arxivs, oas, s2s, pms []string
+	for i := range ins {
+		if err := ins[i].normalize(); err != nil {
+			return nil, err
+		}
+		in := &ins[i]
+		dois, arxivs, oas, s2s, pms = append(dois, in.DOI), append(arxivs, in.ArxivID), append(oas, in.OpenAlexID),
+			append(s2s, in.SemanticScholarID), append(pms, in.PubMedID)
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT id, coalesce(doi, ''), coalesce(arxiv_id, ''), coalesce(openalex_id, ''),
+		       coalesce(semantic_scholar_id, ''), coalesce(pubmed_id, '')
+		  FROM papers
+		 WHERE doi = ANY($1) OR arxiv_id = ANY($2) OR openalex_id = ANY($3)
+		    OR semantic_scholar_id = ANY($4) OR pubmed_id = ANY($5)`, dois, arxivs, oas, s2s, pms)
+	if err != nil {
+		return nil, fmt.Errorf("papers: upsert many: %w", err)
+	}
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
+		var c candidate
+		err := r.Scan(&c.id, &c.doi, &c.arxiv, &c.oa, &c.s2, &c.pm)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("papers: upsert many: %w", err)
+	}
+	ids := make([]uuid.UUID, len(ins))
+	batch := &pgx.Batch{}
+	type pending struct {
+		i      int
+		insert bool
+	}
+	var queued []pending
+	for i := range ins {
+		in := &ins[i]
+		var cands []candidate
+		for _, c := range all {
+			if c.matches(in) {
+				cands = append(cands, c)
+			}
+		}
+		if id, found := pick(in, cands); found {
+			ids[i] = id
+			batch.Queue(mergeSQL, mergeArgs(id, in)...)
+			queued = append(queued, pending{i, false})
+		} else {
+			batch.Queue(insertSQL, insertArgs(in, discoveredBy)...)
+			queued = append(queued, pending{i, true})
+		}
+	}
+	br := tx.SendBatch(ctx, batch)
+	var retry []int
+	for _, q := range queued {
+		if !q.insert {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return nil, fmt.Errorf("papers: upsert many: merge: %w", err)
+			}
+			continue
+		}
+		err := br.QueryRow().Scan(&ids[q.i])
+		if errors.Is(err, pgx.ErrNoRows) {
+			retry = append(retry, q.i)
+			continue
+		}
+		if err != nil {
+			br.Close()
+			return nil, fmt.Errorf("papers: upsert many: insert: %w", err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, fmt.Errorf("papers: upsert many: %w", err)
+	}
+	for _, i := range retry {
+		if ids[i], _, err = UpsertTx(ctx, tx, ins[i], discoveredBy); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
 }
 
 // UpsertForUserTx adds a paper a user brings in themselves (an import, an upload) and

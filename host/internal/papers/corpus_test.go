@@ -142,3 +142,38 @@ func TestUpsertNeedsATitle(t *testing.T) {
 	})
 	require.ErrorIs(t, err, ErrNoIdentity)
 }
+
+func TestUpsertManyMatchesInsertsAndFallsBack(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	ctx := context.Background()
+	existing, _ := upsert(t, pool, Input{Title: "Existing", DOI: "10.1000/existing", Source: "crossref", Visibility: "public"}, nil)
+	cites := 7
+	var ids []uuid.UUID
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		ids, err = UpsertManyTx(ctx, tx, []Input{
+			{Title: "Existing", DOI: "10.1000/EXISTING", Abstract: "now with an abstract", CitationCount: &cites, Source: "openalex", Visibility: "public"},
+			{Title: "New one", DOI: "10.1000/new", Source: "openalex", Visibility: "public"},
+			{Title: "New one again", DOI: "10.1000/new", ArxivID: "2101.00001", Source: "arxiv", Visibility: "public"},
+			{Title: "Unrelated", ArxivID: "2101.00002v2", Source: "arxiv", Visibility: "public"},
+		}, nil)
+		return err
+	}))
+	require.Len(t, ids, 4)
+	require.Equal(t, existing, ids[0])
+	require.Equal(t, ids[1], ids[2], "two records of one work in the same batch are one row")
+	require.NotEqual(t, ids[1], ids[3])
+
+	var abstract string
+	var count int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT abstract, citation_count FROM papers WHERE id = $1`, existing).Scan(&abstract, &count))
+	require.Equal(t, "now with an abstract", abstract)
+	require.Equal(t, 7, count)
+	var arxiv string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT arxiv_id FROM papers WHERE id = $1`, ids[1]).Scan(&arxiv))
+	require.Equal(t, "2101.00001", arxiv, "the fallback merged the second record's identifier")
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM papers`).Scan(&n))
+	require.Equal(t, 3, n)
+}

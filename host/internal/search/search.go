@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -175,18 +174,21 @@ func (s *Service) Search(ctx context.Context, userID uuid.UUID, p Params) (Respo
 		if o.report.Status != StatusOK {
 			resp.Partial = true
 		}
-		if err := s.recordHealth(ctx, userID, o); err != nil {
-			return resp, err
-		}
 		resp.Sources = append(resp.Sources, o.report)
 	}
 	sort.SliceStable(resp.Sources, func(i, j int) bool { return resp.Sources[i].Name < resp.Sources[j].Name })
 
+	// Health and results go to the database side by side, on two connections.
+	healthErr := make(chan error, 1)
+	go func() { healthErr <- s.recordHealth(ctx, userID, outcomes) }()
 	merged := merge(outcomes, p.Query)
 	if len(merged) > p.Limit {
 		merged = merged[:p.Limit]
 	}
 	results, err := s.store(ctx, userID, merged)
+	if herr := <-healthErr; herr != nil {
+		return resp, herr
+	}
 	if err != nil {
 		return resp, err
 	}
@@ -240,24 +242,20 @@ func (s *Service) backoffs(ctx context.Context, userID uuid.UUID) (map[string]ti
 	return out, nil
 }
 
-// recordHealth updates the caller's row for the source: a success clears the
-// failure streak and any backoff; a failure extends the streak, and from the third
-// in a row the source is skipped for 30 s, doubling up to an hour (or for as long as
-// a rate limit's Retry-After says).
-func (s *Service) recordHealth(ctx context.Context, userID uuid.UUID, o outcome) error {
+// queueHealth adds to batch the update of the caller's row for the source: a
+// success clears the failure streak and any backoff; a failure extends the streak,
+// and from the third in a row the source is skipped for 30 s, doubling up to an hour,
+// or for as long as a rate limit's Retry-After says (a minute when it says nothing).
+func (s *Service) queueHealth(batch *pgx.Batch, userID uuid.UUID, o outcome) {
 	now := s.now()
-	name := o.report.Name
 	if o.report.Status == StatusOK {
-		_, err := s.pool.Exec(ctx, `
+		batch.Queue(`
 			INSERT INTO pulse_source_health (user_id, source, successes, last_status, last_request_at, last_success_at)
 			VALUES ($1, $2, 1, 'ok', $3, $3)
 			ON CONFLICT (user_id, source) DO UPDATE SET
 			  successes = pulse_source_health.successes + 1, consecutive_failures = 0, last_status = 'ok',
-			  last_request_at = $3, last_success_at = $3, backoff_until = NULL, updated_at = $3`, userID, name, now)
-		if err != nil {
-			return fmt.Errorf("search: record source health: %w", err)
-		}
-		return nil
+			  last_request_at = $3, last_success_at = $3, backoff_until = NULL, updated_at = $3`, userID, o.report.Name, now)
+		return
 	}
 	status := map[string]string{StatusTimeout: "timeout", StatusLimited: "rate_limited"}[o.report.Status]
 	if status == "" {
@@ -267,32 +265,47 @@ func (s *Service) recordHealth(ctx context.Context, userID uuid.UUID, o outcome)
 	if len(msg) > 2000 {
 		msg = msg[:2000]
 	}
-	var streak int
-	err := s.pool.QueryRow(ctx, `
-		INSERT INTO pulse_source_health (user_id, source, failures, consecutive_failures, last_status, last_error, last_request_at)
-		VALUES ($1, $2, 1, 1, $3, $4, $5)
+	var wait *time.Duration
+	switch {
+	case o.retry > 0:
+		w := min(o.retry, maxBackoff)
+		wait = &w
+	case o.report.Status == StatusLimited:
+		w := time.Minute
+		wait = &w
+	}
+	var until any
+	if wait != nil {
+		until = now.Add(*wait)
+	}
+	// $6 is a fixed backoff (rate limits); otherwise the streak decides.
+	batch.Queue(`
+		INSERT INTO pulse_source_health (user_id, source, failures, consecutive_failures, last_status, last_error, last_request_at, backoff_until)
+		VALUES ($1, $2, 1, 1, $3, $4, $5, $6)
 		ON CONFLICT (user_id, source) DO UPDATE SET
 		  failures = pulse_source_health.failures + 1,
 		  consecutive_failures = pulse_source_health.consecutive_failures + 1,
-		  last_status = $3, last_error = $4, last_request_at = $5, updated_at = $5
-		RETURNING consecutive_failures`, userID, name, status, msg, now).Scan(&streak)
-	if err != nil {
+		  last_status = $3, last_error = $4, last_request_at = $5, updated_at = $5,
+		  backoff_until = CASE
+		      WHEN $6::timestamptz IS NOT NULL THEN $6::timestamptz
+		      WHEN pulse_source_health.consecutive_failures + 1 >= $7 THEN $5 + least(
+		          make_interval(secs => $8 * power(2, pulse_source_health.consecutive_failures + 1 - $7)),
+		          make_interval(secs => $9))
+		      ELSE NULL END`,
+		userID, o.report.Name, status, msg, now, until, backoffAfter, baseBackoff.Seconds(), maxBackoff.Seconds())
+}
+
+// recordHealth writes every source's health in one round trip.
+func (s *Service) recordHealth(ctx context.Context, userID uuid.UUID, outcomes []outcome) error {
+	if len(outcomes) == 0 {
+		return nil
+	}
+	batch := &pgx.Batch{}
+	for _, o := range outcomes {
+		s.queueHealth(batch, userID, o)
+	}
+	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("search: record source health: %w", err)
-	}
-	var wait time.Duration
-	switch {
-	case o.retry > 0:
-		wait = min(o.retry, maxBackoff)
-	case o.report.Status == StatusLimited:
-		wait = time.Minute
-	case streak >= backoffAfter:
-		wait = min(baseBackoff*time.Duration(math.Pow(2, float64(streak-backoffAfter))), maxBackoff)
-	}
-	if wait > 0 {
-		if _, err := s.pool.Exec(ctx, `UPDATE pulse_source_health SET backoff_until = $3 WHERE user_id = $1 AND source = $2`,
-			userID, name, now.Add(wait)); err != nil {
-			return fmt.Errorf("search: record source health: %w", err)
-		}
 	}
 	return nil
 }

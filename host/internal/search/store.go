@@ -15,16 +15,15 @@ import (
 // store upserts the merged papers into the corpus in one transaction and answers
 // them as the caller sees them.
 func (s *Service) store(ctx context.Context, userID uuid.UUID, merged []*mergedPaper) ([]Result, error) {
-	ids := make([]uuid.UUID, len(merged))
+	ins := make([]papers.Input, len(merged))
+	for i, m := range merged {
+		ins[i] = Input(m.p, m.sources[0])
+	}
+	var ids []uuid.UUID
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		for i, m := range merged {
-			var err error
-			ids[i], _, err = papers.UpsertTx(ctx, tx, Input(m.p, m.sources[0]), &userID)
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		ids, err = papers.UpsertManyTx(ctx, tx, ins, &userID)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("search: store results: %w", err)
