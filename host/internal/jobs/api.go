@@ -440,6 +440,8 @@ func (s *stream) run(ctx context.Context, row *rivertype.JobRow, wake <-chan str
 			select {
 			case <-ctx.Done():
 				return nil
+			case <-s.rt.closing:
+				return nil // the host is shutting down; the client resumes elsewhere
 			case <-wake:
 				break wait
 			case <-poll.C:

@@ -93,6 +93,9 @@ type runtime struct {
 	failureFunc FailureFunc
 	purgeFunc   func(ctx context.Context) error
 	cfg         Config
+
+	closeStreamsOnce sync.Once
+	closing          chan struct{} // closed by CloseStreams
 }
 
 // Service runs the job queue: River's client with every registered kind, the
@@ -153,6 +156,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		failureFunc: cfg.FailureFunc,
 		purgeFunc:   cfg.PurgeFunc,
 		cfg:         cfg,
+		closing:     make(chan struct{}),
 	}
 	if err := registerBuiltins(rt.reg, rt); err != nil {
 		return nil, err
@@ -255,6 +259,14 @@ func (s *Service) Stop(ctx context.Context) error {
 		return fmt.Errorf("jobs: stop: %w", err)
 	}
 	return nil
+}
+
+// CloseStreams ends every open job stream (without the done marker, so clients
+// resume elsewhere with Last-Event-ID) and makes new ones end at once. Streams
+// never go idle, so an HTTP server's graceful Shutdown would wait for them:
+// register this with http.Server.RegisterOnShutdown.
+func (s *Service) CloseStreams() {
+	s.rt.closeStreamsOnce.Do(func() { close(s.rt.closing) })
 }
 
 // Client is the River client, for areas that need River directly (for example

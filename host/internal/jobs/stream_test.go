@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -215,4 +216,30 @@ func TestConcurrentProgressIsNumberedPerJob(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, len(ids), seen)
+}
+
+func TestCloseStreamsEndsOpenStreams(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	user := userCaller(b.userA)
+	env := b.create(t, user, "test.block", nil)
+	<-b.kinds.blockStarted
+
+	resp := b.openStream(t, user, env.ID, "")
+	defer resp.Body.Close()
+	r := sse.NewReader(resp.Body)
+	ev, err := r.Next()
+	require.NoError(t, err)
+	require.Equal(t, jobs.EventState, ev.Name)
+
+	b.svc.CloseStreams()
+	for {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		require.NotEqual(t, sse.DoneEvent, ev.Name, "a closed stream is not a finished job")
+	}
+	require.Equal(t, jobs.StateRunning, b.get(t, user, env.ID).State, "the job runs on")
 }
