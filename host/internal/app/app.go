@@ -6,6 +6,9 @@ package app
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/google/uuid"
 	"log/slog"
 	"net/http"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi"
+	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
@@ -24,6 +28,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
+	"github.com/lectern-research/lectern/host/internal/users"
 )
 
 // App is the assembled host.
@@ -52,6 +57,32 @@ type Options struct {
 	// Sources overrides the paper sources search asks (tests); default: the
 	// healthy sources of Plugins.
 	Sources func() []search.Named
+	// Jobs is the job queue; nil answers 503 on the jobs routes.
+	Jobs *jobs.Service
+}
+
+// PurgeFunc is the identity area's part of the daily data.purge job: accounts
+// soft-deleted more than users.Retention ago are hard-deleted and scrubbed from the
+// audit log, and dead credentials (sign-in links, pairing tokens, old sessions) go.
+func PurgeFunc(pool *pgxpool.Pool, log *slog.Logger) func(ctx context.Context) error {
+	auditLog := audit.New(pool, log)
+	return func(ctx context.Context) error {
+		now := time.Now()
+		res, err := users.Purge(ctx, pool, now, users.Retention)
+		if err != nil {
+			return err
+		}
+		if res.Users > 0 {
+			auditLog.Record(ctx, uuid.Nil, audit.ActionUserPurge, "job:data.purge",
+				map[string]any{"users": res.Users, "audit_entries_scrubbed": res.AuditScrubbed})
+		}
+		stale, err := users.PurgeStaleCredentials(ctx, pool, now)
+		if err != nil {
+			return err
+		}
+		log.InfoContext(ctx, "data purge", "users", res.Users, "audit_entries_scrubbed", res.AuditScrubbed, "stale_credentials", stale)
+		return nil
+	}
 }
 
 // auditor records plugin administration in the audit log, as the calling admin.
@@ -96,6 +127,10 @@ func New(o Options) (*App, error) {
 	if sources == nil {
 		sources = pluginSources(o.Plugins)
 	}
+	var jobsAPI *jobs.API
+	if o.Jobs != nil {
+		jobsAPI = o.Jobs.API()
+	}
 	var pluginAdmin *pluginhost.AdminAPI
 	if o.Plugins != nil {
 		pluginAdmin = pluginhost.NewAdminAPI(o.Plugins, pluginhost.NewStore(o.Pool), auditor{a.Audit})
@@ -113,6 +148,7 @@ func New(o Options) (*App, error) {
 		Projects: projects.NewAPI(o.Pool, papers.New(o.Pool)),
 		Search:   search.NewAPI(search.New(o.Pool, sources)),
 		Plugins:  pluginAdmin,
+		Jobs:     jobsAPI,
 	})
 	a.Handler, a.Routes = mux, routes
 	return a, nil

@@ -20,6 +20,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
+	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/store"
@@ -68,6 +69,7 @@ func (m *mailbox) next(t *testing.T) mail.Message {
 }
 
 type testBundle struct {
+	jobs *jobs.Service
 	app  *App
 	pool *pgxpool.Pool
 	mail *mailbox
@@ -122,9 +124,14 @@ func setup(t *testing.T, env map[string]string) *testBundle {
 	if cfg.DevSMTPLogOnly {
 		opts.Mail = nil
 	}
+	// The queue is built but not started: the API reads and writes its rows,
+	// no worker runs (the jobs package tests the workers).
+	queue, err := jobs.New(context.Background(), jobs.Config{Pool: pool, Logger: opts.Logger})
+	require.NoError(t, err)
+	opts.Jobs = queue
 	a, err := New(opts)
 	require.NoError(t, err)
-	return &testBundle{app: a, pool: pool, mail: box, logs: logs}
+	return &testBundle{app: a, pool: pool, mail: box, logs: logs, jobs: queue}
 }
 
 // staticSource answers every search with one fixed public paper.
@@ -813,4 +820,21 @@ func TestDevAuthBypassOnlyWithoutAnOpsKey(t *testing.T) {
 	withKey.user(t, "root@example.org", "admin")
 	code, _ = withKey.me(t, req{})
 	require.Equal(t, http.StatusUnauthorized, code, "a configured ops key switches the bypass off")
+}
+
+func TestPurgeFuncIsTheDailyIdentityPurge(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	old := b.user(t, "old@example.org", "user")
+	_, err := b.pool.Exec(ctx, `UPDATE users SET deleted_at = now() - interval '40 days' WHERE id = $1`, old.ID)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(ctx, `INSERT INTO magic_link_tokens (token_hash, user_id, created_at, expires_at)
+		VALUES (sha256('x'), (SELECT id FROM users WHERE email = 'old@example.org'), now() - interval '3 days', now() - interval '2 days')`)
+	require.NoError(t, err)
+
+	require.NoError(t, PurgeFunc(b.pool, slog.New(slog.DiscardHandler))(ctx))
+	_, err = users.ByID(ctx, b.pool, old.ID)
+	require.ErrorIs(t, err, users.ErrNotFound)
+	require.Contains(t, b.auditActions(t), "user.purge")
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/httpapi"
+	"github.com/lectern-research/lectern/host/internal/jobs"
 )
 
 // tenant is one user with a row in every per-user table.
@@ -253,6 +255,20 @@ var tenancyCases = map[string]tenancyCase{
 	"GET /api/projects/{id}/papers":               {kind: perUser, check: foreignID("projects", nil)},
 	"POST /api/projects/{id}/papers":              {kind: perUser, check: foreignID("projects", map[string]any{"paper_id": "@bobpaper"})},
 	"DELETE /api/projects/{id}/papers/{paper_id}": {kind: perUser, check: foreignID("projects", nil)},
+	"POST /api/jobs": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/jobs", cookie: bob.cookie, body: map[string]any{"kind": "pulse.train_classifier"}})
+		require.Equal(t, http.StatusForbidden, rec.Code, "a user may not force the nightly training")
+		requireNoLeak(t, rec.Body.String(), alice)
+	}},
+	"GET /api/jobs": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		job := aliceJob(t, b, alice)
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/jobs", cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		require.NotContains(t, rec.Body.String(), fmt.Sprintf(`"id":%d`, job), "Bob's list never shows Alice's job")
+	}},
+	"GET /api/jobs/{id}":         {kind: perUser, check: foreignJob},
+	"POST /api/jobs/{id}/cancel": {kind: perUser, check: foreignJob},
+	"GET /api/jobs/{id}/stream":  {kind: perUser, check: foreignJob},
 	"GET /api/settings/config": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/settings/config", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code)
@@ -376,4 +392,23 @@ func requireAliceRows(t *testing.T, b *testBundle, alice *tenant) {
 	var n int
 	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM projects WHERE user_id = $1`, alice.user).Scan(&n))
 	require.Equal(t, 1, n)
+}
+
+// aliceJob queues a job owned by Alice and returns its id.
+func aliceJob(t *testing.T, b *testBundle, alice *tenant) int64 {
+	t.Helper()
+	env, err := b.jobs.Enqueue(context.Background(), alice.user, jobs.TrainClassifierArgs{})
+	require.NoError(t, err)
+	return env.ID
+}
+
+// foreignJob: Bob addresses Alice's job by id and gets 404; the job stays queued.
+func foreignJob(t *testing.T, b *testBundle, rt httpapi.Route, alice, bob *tenant) {
+	job := aliceJob(t, b, alice)
+	path := strings.ReplaceAll(rt.Pattern, "{id}", fmt.Sprint(job))
+	rec := b.do(t, req{method: rt.Method, path: path, cookie: bob.cookie})
+	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
+	rec = b.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/jobs/%d", job), cookie: alice.cookie})
+	require.Equal(t, http.StatusOK, rec.Code, "Alice still sees her job")
+	require.Contains(t, rec.Body.String(), `"state":"queued"`, "and Bob did not cancel it")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/pgembed"
 	"github.com/lectern-research/lectern/host/internal/store"
 )
@@ -70,6 +71,10 @@ func migrateDatabase(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) 
 		log.Info("applied migration", "file", a.Name, "duration_ms", a.Duration.Milliseconds())
 	}
 	if err != nil {
+		return nil, applied, err
+	}
+	// River's own tables, migrated by River's migrator (idempotent).
+	if err := jobs.Migrate(ctx, pool); err != nil {
 		return nil, applied, err
 	}
 	n, err := store.ReownLegacyRows(ctx, pool)

@@ -15,6 +15,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/buildinfo"
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 )
 
@@ -90,8 +91,24 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer plugins.Close()
 
+	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: log, Registry: jobs.NewRegistry(),
+		PurgeFunc: app.PurgeFunc(pool, log)})
+	if err != nil {
+		return err
+	}
+	if err := queue.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+		defer cancel()
+		if err := queue.Stop(stopCtx); err != nil {
+			log.Error("stop job queue", "error", err)
+		}
+	}()
+
 	host, err := app.New(app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: migrator,
-		Version: buildinfo.Version(), Plugins: plugins})
+		Version: buildinfo.Version(), Plugins: plugins, Jobs: queue})
 	if err != nil {
 		return err
 	}
@@ -102,6 +119,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	// Job streams never go idle; tell them the server is closing so Shutdown
+	// need not wait out its grace for them.
+	srv.RegisterOnShutdown(queue.CloseStreams)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String())

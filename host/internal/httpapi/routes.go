@@ -27,6 +27,11 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 	if h.Plugins != nil {
 		pluginList, pluginUpdate = h.Plugins.List, h.Plugins.Update
 	}
+	noQueue := unavailable("The job queue is not running.")
+	jobCreate, jobList, jobGet, jobCancel, jobStream := noQueue, noQueue, noQueue, noQueue, noQueue
+	if h.Jobs != nil {
+		jobCreate, jobList, jobGet, jobCancel, jobStream = h.Jobs.Create, h.Jobs.List, h.Jobs.Get, h.Jobs.Cancel, h.Jobs.Stream
+	}
 	f := func(fn http.HandlerFunc) http.Handler { return fn }
 	return []Route{
 		// Health and description.
@@ -42,6 +47,14 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/auth/api-key-login", auth.Public, f(a.HandleAPIKeyLogin)},
 		{http.MethodPost, "/api/onboarding/admin", auth.Public, f(a.HandleOnboardingAdmin)},
 		{http.MethodGet, "/api/me", auth.StrictWithOwnerOverride, f(a.HandleMe)},
+
+		// Jobs: one envelope for all long-running work. The handlers refuse an
+		// anonymous caller and scope every job to its owner.
+		{http.MethodPost, "/api/jobs", auth.WithOwnerOverride, f(jobCreate)},
+		{http.MethodGet, "/api/jobs", auth.WithOwnerOverride, f(jobList)},
+		{http.MethodGet, "/api/jobs/{id}", auth.WithOwnerOverride, f(jobGet)},
+		{http.MethodPost, "/api/jobs/{id}/cancel", auth.WithOwnerOverride, f(jobCancel)},
+		{http.MethodGet, "/api/jobs/{id}/stream", auth.WithOwnerOverride, f(jobStream)},
 
 		// Per-user settings.
 		{http.MethodGet, "/api/settings/config", auth.Strict, f(cfg.List)},

@@ -15,6 +15,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
@@ -40,6 +41,8 @@ type Deps struct {
 	// Plugins is the plugin administration; nil when the host runs without a plugin
 	// host, and then its routes answer 503.
 	Plugins *pluginhost.AdminAPI
+	// Jobs is the jobs API; nil answers 503 on its routes.
+	Jobs *jobs.API
 }
 
 // handler holds the dependencies every route handler shares.

@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -13,12 +14,21 @@ import (
 	"github.com/lectern-research/lectern/migrations"
 )
 
+// DefaultMaxConns is the pool size when DATABASE_URL does not set pool_max_conns.
+const DefaultMaxConns = 30
+
 // Open connects a pool to databaseURL and checks that the server answers.
 func Open(ctx context.Context, databaseURL string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		// The URL may carry a password: never echo it.
 		return nil, fmt.Errorf("store: DATABASE_URL is not a valid PostgreSQL connection string")
+	}
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		// The job queue's workers, its fetcher and listener, the progress listener
+		// and the HTTP handlers share the pool; pgx's default (4 on two cores) is
+		// too small for them.
+		cfg.MaxConns = DefaultMaxConns
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "lectern"
 	cfg.ConnConfig.RuntimeParams["timezone"] = "UTC"

@@ -278,9 +278,9 @@ func Purge(ctx context.Context, pool *pgxpool.Pool, now time.Time, retention tim
 func PurgeStaleCredentials(ctx context.Context, pool *pgxpool.Pool, now time.Time) (int64, error) {
 	var total int64
 	for _, stmt := range []string{
-		`DELETE FROM magic_link_tokens WHERE expires_at < $1 - interval '1 day' OR used_at < $1 - interval '1 day'`,
-		`DELETE FROM messenger_pairing_tokens WHERE expires_at < $1 - interval '1 day'`,
-		`DELETE FROM user_sessions WHERE expires_at < $1 - interval '30 days' OR revoked_at < $1 - interval '7 days'`,
+		`DELETE FROM magic_link_tokens WHERE expires_at < $1::timestamptz - interval '1 day' OR used_at < $1::timestamptz - interval '1 day'`,
+		`DELETE FROM messenger_pairing_tokens WHERE expires_at < $1::timestamptz - interval '1 day'`,
+		`DELETE FROM user_sessions WHERE expires_at < $1::timestamptz - interval '30 days' OR revoked_at < $1::timestamptz - interval '7 days'`,
 	} {
 		tag, err := pool.Exec(ctx, stmt, now)
 		if err != nil {
