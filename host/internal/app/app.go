@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -95,6 +96,17 @@ func (a auditor) Record(ctx context.Context, action, resource string, metadata m
 	a.log.Record(ctx, auth.CallerFrom(ctx).UserID, action, resource, metadata)
 }
 
+// resolver lets the papers API add a paper by identifier that only the sources know.
+func resolver(svc *search.Service) papers.ResolveFunc {
+	return func(ctx context.Context, userID uuid.UUID, doi, arxivID string) (uuid.UUID, error) {
+		id, err := svc.Resolve(ctx, userID, doi, arxivID)
+		if errors.Is(err, search.ErrUnresolved) {
+			return uuid.Nil, papers.ErrNotFound
+		}
+		return id, err
+	}
+}
+
 // pluginSources adapts the plugin host's healthy sources for search.
 func pluginSources(h *pluginhost.Host) func() []search.Named {
 	return func() []search.Named {
@@ -127,6 +139,7 @@ func New(o Options) (*App, error) {
 	if sources == nil {
 		sources = pluginSources(o.Plugins)
 	}
+	searchSvc := search.New(o.Pool, sources)
 	var jobsAPI *jobs.API
 	if o.Jobs != nil {
 		jobsAPI = o.Jobs.API()
@@ -144,9 +157,9 @@ func New(o Options) (*App, error) {
 		Auth:     a.Auth,
 		Admin:    admin.New(o.Pool, a.Auth, a.Audit, o.Logger),
 		Settings: userconfig.NewAPI(a.Settings, o.Config, nil, o.Logger),
-		Papers:   papers.NewAPI(papers.New(o.Pool)),
+		Papers:   papers.NewAPI(papers.New(o.Pool), resolver(searchSvc)),
 		Projects: projects.NewAPI(o.Pool, papers.New(o.Pool)),
-		Search:   search.NewAPI(search.New(o.Pool, sources)),
+		Search:   search.NewAPI(searchSvc),
 		Plugins:  pluginAdmin,
 		Jobs:     jobsAPI,
 	})

@@ -61,7 +61,7 @@ func setup(t *testing.T, env map[string]string, pool *pgxpool.Pool) *testBundle 
 		Auth:     authSvc,
 		Admin:    admin.New(pool, authSvc, auditLog, logger),
 		Settings: userconfig.NewAPI(userconfig.New(pool, keys), cfg, nil, logger),
-		Papers:   papers.NewAPI(papers.New(pool)),
+		Papers:   papers.NewAPI(papers.New(pool), nil),
 		Projects: projects.NewAPI(pool, papers.New(pool)),
 		Search:   search.NewAPI(search.New(pool, func() []search.Named { return nil })),
 	})

@@ -1,6 +1,7 @@
 package papers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -15,14 +16,21 @@ import (
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
 
+// ResolveFunc finds a paper the corpus lacks by DOI or arXiv id through the paper
+// sources, adds it to the corpus and returns its id; ErrNotFound when no source
+// knows it.
+type ResolveFunc func(ctx context.Context, userID uuid.UUID, doi, arxivID string) (uuid.UUID, error)
+
 // API serves the feed, paper details, state changes and library membership. Every
 // route acts for the resolved caller only.
 type API struct {
-	store *Store
+	store   *Store
+	resolve ResolveFunc
 }
 
-// NewAPI returns the papers API.
-func NewAPI(store *Store) *API { return &API{store: store} }
+// NewAPI returns the papers API. resolve may be nil: then only papers already in
+// the corpus can be added by identifier.
+func NewAPI(store *Store, resolve ResolveFunc) *API { return &API{store: store, resolve: resolve} }
 
 // Feed answers GET /api/papers?view=&scope=&cursor=&limit=.
 func (a *API) Feed(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +144,13 @@ func (a *API) AddToLibrary(w http.ResponseWriter, r *http.Request) {
 			respond.Err(w, r, respond.Invalid("The identifier is not valid.", respond.FieldError{Field: "doi/arxiv_id", Message: "is not a DOI or arXiv id"}))
 			return
 		}
-		if id, err = a.store.FindVisible(r.Context(), user, doi, arxiv); err != nil {
+		id, err = a.store.FindVisible(r.Context(), user, doi, arxiv)
+		if errors.Is(err, ErrNotFound) && a.resolve != nil {
+			// Not in the corpus (or only as someone else's private paper): ask the
+			// sources for the public record.
+			id, err = a.resolve(r.Context(), user, doi, arxiv)
+		}
+		if err != nil {
 			a.answer(w, r, Item{}, err)
 			return
 		}

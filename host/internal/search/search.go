@@ -31,6 +31,11 @@ type Searcher interface {
 	Search(ctx context.Context, req *source.SearchRequest) (*source.Page, error)
 }
 
+// Getter looks one paper up by identifiers; sources that can, implement it.
+type Getter interface {
+	Get(ctx context.Context, req *source.GetRequest) (*source.GetResponse, error)
+}
+
 // Named is a source under its plugin name.
 type Named struct {
 	Name     string

@@ -248,3 +248,47 @@ func BenchmarkFanOutOverhead(b *testing.B) {
 	b.ReportMetric(float64(overheads[len(overheads)/2])/float64(time.Millisecond), "p50_overhead_ms")
 	b.ReportMetric(float64(overheads[len(overheads)*95/100])/float64(time.Millisecond), "p95_overhead_ms")
 }
+
+// getter is a source that knows papers by DOI.
+type getter struct {
+	fake
+	byDOI map[string]paper.Paper
+	err   error
+}
+
+func (g *getter) Get(_ context.Context, req *source.GetRequest) (*source.GetResponse, error) {
+	if g.err != nil {
+		return nil, g.err
+	}
+	p, ok := g.byDOI[req.IDs.DOI]
+	if !ok {
+		return nil, &protocol.Error{Code: protocol.CodeNotFound}
+	}
+	return &source.GetResponse{Paper: p}, nil
+}
+
+func TestResolveAsksTheSourcesInTurn(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	ctx := context.Background()
+	var user uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
+	down := &getter{err: &protocol.Error{Code: protocol.CodeUnavailable, Message: "503"}}
+	knows := &getter{byDOI: map[string]paper.Paper{"10.18653/v1/n19-1423": bert}}
+	svc := New(pool, func() []Named {
+		return []Named{{Name: "down", Searcher: down}, {Name: "plain", Searcher: &fake{}}, {Name: "knows", Searcher: knows}}
+	})
+
+	id, err := svc.Resolve(ctx, user, "10.18653/v1/n19-1423", "")
+	require.NoError(t, err)
+	var title, source string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT title, source FROM papers WHERE id = $1`, id).Scan(&title, &source))
+	require.Equal(t, bert.Title, title)
+	require.Equal(t, "knows", source)
+	var failures int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT failures FROM pulse_source_health WHERE user_id = $1 AND source = 'down'`, user).Scan(&failures))
+	require.Equal(t, 1, failures, "the failing source's health shows it")
+
+	_, err = svc.Resolve(ctx, user, "10.1000/nobody-knows", "")
+	require.ErrorIs(t, err, ErrUnresolved)
+}

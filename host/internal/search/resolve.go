@@ -1,0 +1,67 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/sdk/paper"
+	"github.com/lectern-research/lectern/sdk/protocol"
+	"github.com/lectern-research/lectern/sdk/source"
+)
+
+// ErrUnresolved means no running source knows the identifier.
+var ErrUnresolved = errors.New("search: no source knows this paper")
+
+// Resolve finds a paper the corpus does not hold yet by DOI or arXiv id, asking the
+// running sources one after another (in plugins.toml order) until one knows it, and
+// adds its public record to the corpus. It returns the corpus id.
+func (s *Service) Resolve(ctx context.Context, userID uuid.UUID, doi, arxivID string) (uuid.UUID, error) {
+	ids := paper.IDs{DOI: doi, ArXivID: arxivID}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	var lastErr error
+	for _, n := range s.sources() {
+		g, ok := n.Searcher.(Getter)
+		if !ok {
+			continue
+		}
+		start := time.Now()
+		resp, err := g.Get(ctx, &source.GetRequest{IDs: ids})
+		o := outcome{report: SourceReport{Name: n.Name, Status: StatusOK, DurationMS: time.Since(start).Milliseconds()}}
+		switch {
+		case err == nil:
+		case errors.Is(err, protocol.ErrNotFound), errors.Is(err, protocol.ErrBadRequest):
+			// The source answered: it does not know this identifier.
+			continue
+		default:
+			o.report.Status, o.report.Error = StatusFailed, err.Error()
+			lastErr = err
+		}
+		if herr := s.recordHealth(ctx, userID, []outcome{o}); herr != nil {
+			return uuid.Nil, herr
+		}
+		if err != nil {
+			continue
+		}
+		var id uuid.UUID
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var err error
+			id, _, err = papers.UpsertTx(ctx, tx, Input(resp.Paper, n.Name), &userID)
+			return err
+		})
+		if err != nil {
+			return uuid.Nil, fmt.Errorf("search: resolve: %w", err)
+		}
+		return id, nil
+	}
+	if lastErr != nil {
+		return uuid.Nil, fmt.Errorf("%w (a source failed: %v)", ErrUnresolved, lastErr)
+	}
+	return uuid.Nil, ErrUnresolved
+}
