@@ -24,6 +24,8 @@ const version = "0.1.0"
 // Defaults of the settings.
 const (
 	defaultBaseURL     = "https://export.arxiv.org/api/query"
+	defaultOAIBaseURL  = "https://export.arxiv.org/oai2"
+	defaultRecentAPI   = recentOAI
 	defaultInterval    = 3 * time.Second
 	defaultMaxAttempts = 4
 	defaultBackoffBase = 3 * time.Second
@@ -31,15 +33,25 @@ const (
 	defaultTimeout     = 30 * time.Second
 )
 
+// The APIs Recent can use (setting recent_api).
+const (
+	recentOAI   = "oai"
+	recentQuery = "query"
+)
+
 // settings are the plugin's Configure settings.
 type settings struct {
-	baseURL string
-	client  clientConfig
+	baseURL    string
+	oaiBaseURL string
+	recentAPI  string
+	client     clientConfig
 }
 
 func defaultSettings() settings {
 	return settings{
-		baseURL: defaultBaseURL,
+		baseURL:    defaultBaseURL,
+		oaiBaseURL: defaultOAIBaseURL,
+		recentAPI:  defaultRecentAPI,
 		client: clientConfig{
 			Interval:    defaultInterval,
 			MaxAttempts: defaultMaxAttempts,
@@ -50,10 +62,14 @@ func defaultSettings() settings {
 	}
 }
 
-// Arxiv is the arXiv paper source, over the export.arxiv.org Atom query API. Its
-// settings (all optional):
+// Arxiv is the arXiv paper source, over the export.arxiv.org Atom query API and,
+// for Recent (and as the fallback of Get), arXiv's OAI-PMH interface. Its settings
+// (all optional):
 //
 //	base_url       the query endpoint (default https://export.arxiv.org/api/query)
+//	oai_base_url   the OAI-PMH endpoint (default https://export.arxiv.org/oai2)
+//	recent_api     "oai" (default) harvests Recent's categories through OAI-PMH
+//	               ListRecords; "query" searches them through the query API
 //	rate_interval  least time between two requests, e.g. "3s" (default 3s, arXiv's ask)
 //	max_attempts   tries per request on 429, 5xx and network errors (default 4)
 //	backoff_base   first retry wait, doubled per retry (default 3s)
@@ -64,6 +80,7 @@ func defaultSettings() settings {
 type Arxiv struct {
 	log    *slog.Logger
 	client *client
+	chunks chunkCache
 
 	mu  sync.RWMutex
 	set settings
@@ -81,7 +98,7 @@ func (a *Arxiv) Describe(context.Context, *protocol.DescribeRequest) (*protocol.
 	return &protocol.DescribeResponse{
 		Name:        "arxiv",
 		Version:     version,
-		Description: "arXiv preprints through the export.arxiv.org query API.",
+		Description: "arXiv preprints through the export.arxiv.org query API and OAI-PMH (arXivRaw).",
 	}, nil
 }
 
@@ -94,6 +111,14 @@ func (a *Arxiv) Configure(_ context.Context, req *protocol.ConfigureRequest) (*p
 		switch k {
 		case "base_url":
 			s.baseURL, err = urlSetting(k, v)
+		case "oai_base_url":
+			s.oaiBaseURL, err = urlSetting(k, v)
+		case "recent_api":
+			api, ok := v.(string)
+			if !ok || (api != recentOAI && api != recentQuery) {
+				err = protocol.BadRequest("setting recent_api must be %q or %q, got %v", recentOAI, recentQuery, v)
+			}
+			s.recentAPI = api
 		case "rate_interval":
 			s.client.Interval, err = durationSetting(k, v)
 		case "max_attempts":
@@ -108,7 +133,7 @@ func (a *Arxiv) Configure(_ context.Context, req *protocol.ConfigureRequest) (*p
 				err = protocol.BadRequest("setting timeout must be positive")
 			}
 		default:
-			err = protocol.BadRequest("unknown setting %q (known: base_url, rate_interval, max_attempts, backoff_base, max_backoff, timeout)", k)
+			err = protocol.BadRequest("unknown setting %q (known: base_url, oai_base_url, recent_api, rate_interval, max_attempts, backoff_base, max_backoff, timeout)", k)
 		}
 		if err != nil {
 			return nil, err
@@ -117,7 +142,7 @@ func (a *Arxiv) Configure(_ context.Context, req *protocol.ConfigureRequest) (*p
 	a.mu.Lock()
 	a.set = s
 	a.mu.Unlock()
-	a.log.Info("configured", "base_url", s.baseURL, "rate_interval", s.client.Interval.String(), "max_attempts", s.client.MaxAttempts)
+	a.log.Info("configured", "base_url", s.baseURL, "oai_base_url", s.oaiBaseURL, "recent_api", s.recentAPI, "rate_interval", s.client.Interval.String(), "max_attempts", s.client.MaxAttempts)
 	return &protocol.ConfigureResponse{}, nil
 }
 
@@ -169,6 +194,12 @@ func (a *Arxiv) Search(ctx context.Context, req *source.SearchRequest) (*source.
 // Get looks a paper up by arXiv id (with its version when given) through id_list.
 // A DOI of arXiv's own (10.48550/arXiv.<id>) counts as an arXiv id; other
 // identifiers cannot be resolved here and give NotFound.
+//
+// When the query API answers a well-formed id with an empty feed, Get asks OAI-PMH
+// GetRecord before saying NotFound: the query API's empty answer also comes from a
+// lagging or failing search index, while GetRecord reads the metadata store and
+// says idDoesNotExist only for ids that truly do not exist. The extra paced request
+// is spent on would-be NotFounds only.
 func (a *Arxiv) Get(ctx context.Context, req *source.GetRequest) (*source.GetResponse, error) {
 	if req.IDs.Empty() {
 		return nil, protocol.BadRequest("arxiv: no identifier given")
@@ -197,15 +228,29 @@ func (a *Arxiv) Get(ctx context.Context, req *source.GetRequest) (*source.GetRes
 		return nil, err
 	}
 	papers := feedPapers(feed)
-	if len(papers) == 0 {
+	if len(papers) > 0 {
+		return &source.GetResponse{Paper: papers[0]}, nil
+	}
+	if id == "" {
 		return nil, protocol.NotFound("arxiv: no paper %s", idList)
 	}
-	return &source.GetResponse{Paper: papers[0]}, nil
+	p, err := a.getRecord(ctx, s, id, v)
+	if err != nil {
+		return nil, fmt.Errorf("arxiv: query API found no %s; OAI-PMH GetRecord: %w", idList, err)
+	}
+	return &source.GetResponse{Paper: p}, nil
 }
 
-// Recent lists papers in the categories or on the topics submitted since
-// req.Since, newest first (sortBy=submittedDate).
+// Recent lists papers in the categories or on the topics since req.Since. With
+// recent_api "oai" and categories given it harvests their OAI sets (recentOAI);
+// otherwise, and for topics alone (OAI-PMH has no text search), it searches the
+// query API, newest first (sortBy=submittedDate).
 func (a *Arxiv) Recent(ctx context.Context, req *source.RecentRequest) (*source.Page, error) {
+	if s := a.settings(req.Credentials); s.recentAPI == recentOAI && slices.ContainsFunc(req.Categories, func(c string) bool {
+		return strings.TrimSpace(c) != ""
+	}) {
+		return a.recentOAI(ctx, s, req)
+	}
 	var alts []string
 	for _, c := range req.Categories {
 		if c = strings.TrimSpace(c); c != "" {

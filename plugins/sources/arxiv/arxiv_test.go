@@ -60,10 +60,12 @@ func readFixture(t *testing.T, dir, name string) []byte {
 	return b
 }
 
-// fastSettings turn pacing and backoff down for tests.
-func fastSettings(baseURL string) map[string]any {
+// fastSettings point both endpoints at the server root and turn pacing and
+// backoff down for tests.
+func fastSettings(root string) map[string]any {
 	return map[string]any{
-		"base_url": baseURL, "rate_interval": "0s", "backoff_base": "1ms", "max_backoff": "2s", "timeout": "5s",
+		"base_url": root + "/api/query", "oai_base_url": root + "/oai2",
+		"rate_interval": "0s", "backoff_base": "1ms", "max_backoff": "2s", "timeout": "5s",
 	}
 }
 
@@ -72,9 +74,10 @@ type testBundle struct {
 	requests chan *url.URL
 }
 
-// setup starts a server answering every request with status and body, and an
-// arXiv source pointed at it.
-func setup(t *testing.T, status int, body []byte) *testBundle {
+// setup starts a server answering every query-API request with status and body,
+// and an arXiv source pointed at it. OAI-PMH requests get oaiBody when given, else
+// HTTP 500.
+func setup(t *testing.T, status int, body []byte, oaiBody ...[]byte) *testBundle {
 	t.Helper()
 	reqs := make(chan *url.URL, 16)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -82,13 +85,22 @@ func setup(t *testing.T, status int, body []byte) *testBundle {
 		case reqs <- r.URL:
 		default:
 		}
+		if r.URL.Path == "/oai2" {
+			if len(oaiBody) == 0 {
+				http.Error(w, "no OAI-PMH answer in this test", http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "text/xml")
+			_, _ = w.Write(oaiBody[0])
+			return
+		}
 		w.Header().Set("Content-Type", "application/atom+xml")
 		w.WriteHeader(status)
 		_, _ = w.Write(body)
 	}))
 	t.Cleanup(srv.Close)
 	src := New(slog.New(slog.DiscardHandler))
-	_, err := src.Configure(t.Context(), &protocol.ConfigureRequest{Settings: fastSettings(srv.URL + "/api/query")})
+	_, err := src.Configure(t.Context(), &protocol.ConfigureRequest{Settings: fastSettings(srv.URL)})
 	require.NoError(t, err)
 	return &testBundle{src: src, requests: reqs}
 }
@@ -136,8 +148,11 @@ func TestFixtures(t *testing.T) {
 		status    int
 		call      call
 		wantQuery map[string]string
-		wantErr   *protocol.Error
-		check     func(t *testing.T, page *source.Page)
+		// oaiFixture answers the OAI-PMH GetRecord that Get asks when the query
+		// API finds nothing.
+		oaiFixture string
+		wantErr    *protocol.Error
+		check      func(t *testing.T, page *source.Page)
 	}{
 		{
 			fixture: "query_id_2104.12255v1_versioned.xml", status: 200,
@@ -189,9 +204,10 @@ func TestFixtures(t *testing.T) {
 		},
 		{
 			fixture: "query_empty_result_id_0000.0000.xml", status: 200,
-			call:      get(paper.IDs{ArXivID: "0000.0000"}),
-			wantQuery: map[string]string{"id_list": "0000.0000"},
-			wantErr:   protocol.ErrNotFound,
+			call:       get(paper.IDs{ArXivID: "0000.0000"}),
+			wantQuery:  map[string]string{"id_list": "0000.0000"},
+			oaiFixture: "oai_error_idDoesNotExist.xml",
+			wantErr:    protocol.ErrNotFound,
 		},
 		{
 			fixture: "query_error_400_incorrect_id_abc.xml", status: 400,
@@ -246,7 +262,7 @@ func TestFixtures(t *testing.T) {
 	}
 
 	// Every recording of the query API must have a case. The OAI-PMH recordings
-	// (oai_*) belong to arXiv's harvesting interface, which this plugin does not call.
+	// (oai_*) have theirs in TestOAIFixtures.
 	files, err := filepath.Glob(filepath.Join(dir, "*.xml"))
 	require.NoError(t, err)
 	covered := map[string]bool{}
@@ -264,7 +280,11 @@ func TestFixtures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.fixture, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, tc.status, readFixture(t, dir, tc.fixture))
+			var oai [][]byte
+			if tc.oaiFixture != "" {
+				oai = append(oai, readFixture(t, dir, tc.oaiFixture))
+			}
+			b := setup(t, tc.status, readFixture(t, dir, tc.fixture), oai...)
 			page, err := tc.call(t.Context(), b.src)
 			got := <-b.requests
 			for k, v := range tc.wantQuery {
@@ -407,6 +427,10 @@ func TestConfigure(t *testing.T) {
 		{"zero attempts", map[string]any{"max_attempts": float64(0)}, true},
 		{"zero timeout", map[string]any{"timeout": "0s"}, true},
 		{"unknown", map[string]any{"api_key": "x"}, true},
+		{"oai endpoint and api", map[string]any{"oai_base_url": "http://127.0.0.1:1/oai2", "recent_api": "query"}, false},
+		{"relative oai url", map[string]any{"oai_base_url": "oai2"}, true},
+		{"unknown recent api", map[string]any{"recent_api": "atom"}, true},
+		{"recent api not a string", map[string]any{"recent_api": float64(1)}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -685,8 +709,22 @@ func TestConformance(t *testing.T) {
 	dir := fixturesDir(t)
 	srv := fakeArxiv(t, dir)
 	bin := plugintest.Build(t, ".")
-	plugintest.Run(t, plugintest.Options{
-		Path: bin, Kind: protocol.KindSource, Query: "testing", PageSize: 7,
-		Settings: map[string]any{"base_url": srv.URL + "/api/query", "rate_interval": "0s", "backoff_base": "1ms"},
-	})
+	for _, api := range []string{recentOAI, recentQuery} {
+		t.Run("recent_api="+api, func(t *testing.T) {
+			t.Parallel()
+			oai, oaiRequests := fakeOAI(t, dir)
+			plugintest.Run(t, plugintest.Options{
+				Path: bin, Kind: protocol.KindSource, Query: "testing", PageSize: 7,
+				Settings: map[string]any{
+					"base_url": srv.URL + "/api/query", "oai_base_url": oai.URL + "/oai2", "recent_api": api,
+					"rate_interval": "0s", "backoff_base": "1ms",
+				},
+			})
+			if api == recentOAI {
+				require.Positive(t, oaiRequests.Load(), "Recent did not harvest through OAI-PMH")
+			} else {
+				require.Zero(t, oaiRequests.Load(), "Recent harvested through OAI-PMH with recent_api=query")
+			}
+		})
+	}
 }

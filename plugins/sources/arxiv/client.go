@@ -45,9 +45,10 @@ type response struct {
 	body   []byte
 }
 
-// client is the thin HTTP client for export.arxiv.org: one shared pacing limiter
-// (arXiv asks for one request every three seconds) and bounded retries with
-// exponential backoff on 429 and 5xx answers, honouring Retry-After.
+// client is the thin HTTP client for export.arxiv.org, shared by the query API and
+// OAI-PMH: one pacing limiter (arXiv asks for one request every three seconds
+// across its APIs) and bounded retries with exponential backoff on 429 and 5xx
+// answers, honouring Retry-After (429, and 503 as OAI-PMH flow control).
 type client struct {
 	http *http.Client
 	lim  *limiter
@@ -60,8 +61,9 @@ func newClient(log *slog.Logger) *client {
 
 // get fetches rawURL, retrying 429, 5xx and network failures. Any other status is
 // returned to the caller to interpret. It fails with ctx.Err() when ctx ends, with a
-// protocol RateLimited error when 429s outlast the attempts, and with a protocol
-// Unavailable error when 5xx answers or network failures do.
+// protocol RateLimited error when 429s or 503s with Retry-After outlast the attempts
+// (or ask for longer than MaxBackoff), and with a protocol Unavailable error when
+// other 5xx answers or network failures do.
 func (c *client) get(ctx context.Context, cfg clientConfig, rawURL string) (*response, error) {
 	var lastErr error
 	for attempt := 1; ; attempt++ {
@@ -83,12 +85,17 @@ func (c *client) get(ctx context.Context, cfg clientConfig, rawURL string) (*res
 				c.lim.pause(ra)
 				wait = ra
 			}
-		case resp.status >= 500:
+		case resp.status == http.StatusServiceUnavailable && resp.header.Get("Retry-After") != "":
+			// OAI-PMH flow control (arXiv sends 503 with Retry-After to pace
+			// harvesters): it holds back every call, and outlasting it is a rate limit.
 			ra := retryAfter(resp.header, time.Now())
-			lastErr = protocol.Unavailable(nil, "arxiv: upstream answered HTTP %d", resp.status)
+			lastErr = protocol.RateLimited(ra, "arxiv: upstream asked to retry later (HTTP 503)")
 			if ra > 0 {
+				c.lim.pause(ra)
 				wait = ra
 			}
+		case resp.status >= 500:
+			lastErr = protocol.Unavailable(nil, "arxiv: upstream answered HTTP %d", resp.status)
 		default:
 			return resp, nil
 		}

@@ -1,7 +1,8 @@
-// Command arxiv is Lectern's arXiv paper source: searches, lookups by arXiv id,
-// recent submissions per category and author listings through the export.arxiv.org
-// Atom query API, paced to one request every three seconds. It imports only the sdk
-// module.
+// Command arxiv is Lectern's arXiv paper source: searches, lookups by arXiv id and
+// author listings through the export.arxiv.org Atom query API, and recent papers per
+// category harvested through arXiv's OAI-PMH interface (arXivRaw), which also
+// settles lookups the query API finds nothing for. Requests are paced to one every
+// three seconds across both. It imports only the sdk module.
 package main
 
 import (
