@@ -1,0 +1,194 @@
+package pdftext
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// analyse builds the Document from the layout: text and offsets first, then
+// title, identifiers, sections and references.
+func analyse(layout []layoutPage) *Document {
+	doc := &Document{}
+	var sb strings.Builder
+	var lines []line
+	for i, p := range layout {
+		if i > 0 {
+			sb.WriteByte('\f')
+		}
+		start := sb.Len()
+		for j, l := range p.lines {
+			if j > 0 {
+				if l.block != p.lines[j-1].block {
+					sb.WriteString("\n\n")
+				} else {
+					sb.WriteByte('\n')
+				}
+			}
+			l.start = sb.Len()
+			sb.WriteString(l.text)
+			lines = append(lines, l)
+		}
+		doc.Pages = append(doc.Pages, Page{Number: i + 1, Offset: start})
+	}
+	doc.Text = sb.String()
+	for i := range doc.Pages {
+		end := len(doc.Text)
+		if i+1 < len(doc.Pages) {
+			end = doc.Pages[i+1].Offset - 1
+		}
+		doc.Pages[i].Text = doc.Text[doc.Pages[i].Offset:end]
+	}
+	doc.Title = findTitle(lines)
+	doc.Sections = findSections(doc.Text, lines)
+	doc.References = findReferences(doc, lines)
+	doc.DOI, doc.ArXivID = findIDs(doc)
+	return doc
+}
+
+// bodySize is the font size carrying the most characters: the body text's.
+func bodySize(lines []line) float64 {
+	chars := map[float64]int{}
+	for _, l := range lines {
+		chars[round1(l.size)] += len(l.text)
+	}
+	best, n := 0.0, -1
+	for s, c := range chars {
+		if c > n || (c == n && s < best) {
+			best, n = s, c
+		}
+	}
+	return best
+}
+
+func round1(f float64) float64 { return float64(int(f*2+0.5)) / 2 }
+
+var (
+	arxivStamp = regexp.MustCompile(`(?i)^arxiv:\S+\s+\[`)
+	// Labels some publishers set above the title in a large font.
+	articleLabel = regexp.MustCompile(`(?i)^((research|review|original|short|brief)\s+)?(article|paper|communication|report|letter)$`)
+	letterRun    = regexp.MustCompile(`\p{L}{2,}`)
+)
+
+// findTitle returns the largest-font horizontal text on page 1, joined across
+// the consecutive lines of that size.
+func findTitle(lines []line) string {
+	var first []line
+	for _, l := range lines {
+		if l.page != 1 {
+			break
+		}
+		rotated := l.x1-l.x0 < l.y1-l.y0
+		upper := l.ph == 0 || l.y0 < l.ph/2 // titles sit in the top half
+		if rotated || !upper || arxivStamp.MatchString(l.text) || articleLabel.MatchString(l.text) || !letterRun.MatchString(l.text) {
+			continue
+		}
+		first = append(first, l)
+	}
+	// Figure labels can be set larger than the title; a title has three words
+	// or more unless nothing on the page has.
+	minWords := 3
+	maxSize := 0.0
+	for pass := 0; pass < 2 && maxSize == 0; pass++ {
+		for _, l := range first {
+			if len(strings.Fields(l.text)) >= minWords && l.size > maxSize {
+				maxSize = l.size
+			}
+		}
+		minWords = 1
+	}
+	var parts []string
+	started := false
+	for _, l := range first {
+		if abs(l.size-maxSize) <= 0.6 {
+			parts = append(parts, l.text)
+			started = true
+		} else if started {
+			break
+		}
+	}
+	t := Normalize(strings.Join(parts, "\n"))
+	return strings.TrimRight(t, " *∗†‡,")
+}
+
+var (
+	citeAs  = regexp.MustCompile(`(?i)cite\s+this\s+article\s+as`)
+	doiRe   = regexp.MustCompile(`\b10\.\d{4,9}/[^\s"<>]+`)
+	arxivRe = regexp.MustCompile(`(?i)(?:arxiv(?:\.org/abs/|\.org/pdf/|:\s*|\s+))((?:\d{4}\.\d{4,5}|[a-z][a-z.\-]*/\d{7})(?:v\d+)?)`)
+	// A line break right after a DOI's "/", ".", "-" or "_" continues the DOI.
+	doiBreak = regexp.MustCompile(`([/.\-_])\n(\S)`)
+)
+
+// FindDOI returns the first DOI in s, with line breaks inside it removed and
+// trailing punctuation trimmed, or "".
+func FindDOI(s string) string {
+	s = doiBreak.ReplaceAllString(s, "$1$2")
+	m := doiRe.FindString(s)
+	for m != "" {
+		last := m[len(m)-1]
+		switch {
+		case strings.ContainsRune(".,;:'\"]}>", rune(last)):
+		case last == ')' && strings.Count(m, "(") < strings.Count(m, ")"):
+		default:
+			return m
+		}
+		m = m[:len(m)-1]
+	}
+	return m
+}
+
+// FindArXivID returns the first arXiv identifier in s ("2304.02623v1",
+// "astro-ph/0601001"), or "".
+func FindArXivID(s string) string {
+	if m := arxivRe.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// findIDs looks for the paper's DOI and arXiv id on pages 1 and 2, outside any
+// references section.
+func findIDs(doc *Document) (doi, arxiv string) {
+	end := len(doc.Text)
+	if len(doc.Pages) > 2 {
+		end = doc.Pages[2].Offset
+	}
+	for _, s := range doc.Sections {
+		if s.Kind == KindReferences && s.Start < end {
+			end = s.Start
+		}
+	}
+	head := doc.Text[:end]
+	doi, arxiv = FindDOI(head), FindArXivID(head)
+	if doi == "" {
+		// BioMed Central and others print the DOI in a "Cite this article as"
+		// note on the last page.
+		if loc := citeAs.FindStringIndex(doc.Text); loc != nil {
+			doi = FindDOI(doc.Text[max(0, loc[0]-200):min(len(doc.Text), loc[1]+600)])
+		}
+	}
+	return doi, arxiv
+}
+
+// lineIndex returns the index of the first line starting at or after off.
+func lineIndex(lines []line, off int) int {
+	return sort.Search(len(lines), func(i int) bool { return lines[i].start >= off })
+}
+
+func letterRatio(s string) float64 {
+	n, l := 0, 0
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			continue
+		}
+		n++
+		if unicode.IsLetter(r) {
+			l++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(l) / float64(n)
+}

@@ -1,0 +1,37 @@
+// Package pdftext turns a PDF into text a research assistant can cite: the pages'
+// text in reading order, where each page starts in the concatenated text, the
+// title, DOI and arXiv id printed on the first pages, the sections (abstract,
+// numbered and unnumbered headings, references) and the reference list split
+// into entries with the DOI or arXiv id each carries.
+//
+// It is internal to the host and its API is not stable.
+//
+// # Extractor
+//
+// Text comes from poppler's pdftotext (Debian package poppler-utils), run as a
+// subprocess with -bbox-layout: its reading order reads two-column pages column by
+// column, and the word boxes it reports give the font size used to find the title
+// and headings. pdfinfo (same package) reports the page count and encryption first.
+// docs/ingest.md says why this extractor was chosen and docs/benchmarks.md
+// ("PDF extraction") holds the measurements; scripts/ensure-tools installs it.
+//
+// # Offsets
+//
+// Every offset in a [Document] (page starts, section and reference spans) is a
+// byte offset into [Document.Text], which is UTF-8: Text[s.Start:s.End] is the
+// span. Pages are joined with a form feed ("\f"); blocks within a page are
+// separated by a blank line and lines by a newline, as pdftotext lays them out.
+//
+// # Failures
+//
+// Extract either returns a whole Document or an error matching one of
+// [ErrMalformed], [ErrEncrypted], [ErrEmpty], [ErrScanned], [ErrTooManyPages] or
+// [ErrToolMissing] with errors.Is; it writes nothing but a temporary copy of the
+// input, removed before it returns, so a failed extraction leaves nothing behind.
+//
+// # Normalization
+//
+// [Normalize] folds the differences between a PDF's text and what a reader types
+// or an LLM quotes (ligatures, curly quotes, line-end hyphenation, whitespace);
+// quote verification and chunk search use the same function.
+package pdftext
