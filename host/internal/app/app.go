@@ -21,6 +21,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi"
 	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
@@ -160,6 +161,7 @@ func New(o Options) (*App, error) {
 		Papers:   papers.NewAPI(papers.New(o.Pool), resolver(searchSvc)),
 		Projects: projects.NewAPI(o.Pool, papers.New(o.Pool)),
 		Search:   search.NewAPI(searchSvc),
+		Learning: learning.NewAPI(learning.New(o.Pool)),
 		Plugins:  pluginAdmin,
 		Jobs:     jobsAPI,
 	})

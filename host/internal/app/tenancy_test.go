@@ -269,6 +269,45 @@ var tenancyCases = map[string]tenancyCase{
 	"GET /api/jobs/{id}":         {kind: perUser, check: foreignJob},
 	"POST /api/jobs/{id}/cancel": {kind: perUser, check: foreignJob},
 	"GET /api/jobs/{id}/stream":  {kind: perUser, check: foreignJob},
+	"GET /api/decks":             {kind: perUser, check: listNoLeak("/api/decks")},
+	"POST /api/decks": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/decks", cookie: bob.cookie, body: map[string]any{"name": alice.markers[2]}})
+		require.Equal(t, http.StatusCreated, rec.Code, "deck names are unique per user, not across users")
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
+	"GET /api/cards":       {kind: perUser, check: listNoLeak("/api/cards")},
+	"GET /api/reviews/due": {kind: perUser, check: listNoLeak("/api/reviews/due")},
+	"POST /api/cards": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/cards", cookie: bob.cookie,
+			body: map[string]any{"deck_id": alice.ids["decks"], "front": "planted"}})
+		require.Equal(t, http.StatusUnprocessableEntity, rec.Code, "Alice's deck is not Bob's to fill")
+		rec = b.do(t, req{method: http.MethodPost, path: "/api/cards", cookie: bob.cookie,
+			body: map[string]any{"deck_id": bob.ids["decks"], "front": "cites her paper", "paper_id": alice.ids["user_library"]}})
+		require.Equal(t, http.StatusUnprocessableEntity, rec.Code, "nor her private paper his to cite")
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
+	"GET /api/cards/{id}":    {kind: perUser, check: foreignID("cards", nil)},
+	"PATCH /api/cards/{id}":  {kind: perUser, check: foreignID("cards", map[string]any{"front": "stolen", "status": "suspended"})},
+	"DELETE /api/cards/{id}": {kind: perUser, check: foreignID("cards", nil)},
+	"POST /api/reviews": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/reviews", cookie: bob.cookie,
+			body: map[string]any{"card_id": alice.ids["cards"], "rating": 1}})
+		require.Equal(t, http.StatusNotFound, rec.Code)
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
+	"POST /api/reviews/batch": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/reviews/batch", cookie: bob.cookie,
+			body: map[string]any{"reviews": []map[string]any{{"card_id": alice.ids["cards"], "rating": 1, "client_id": "x1",
+				"reviewed_at": time.Now().Add(-time.Minute).Format(time.RFC3339)}}}})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		require.Contains(t, rec.Body.String(), `"status":"rejected"`)
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
 	"GET /api/settings/config": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/settings/config", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code)
@@ -376,7 +415,8 @@ func foreignID(table string, body map[string]any) tenancyCheck {
 func aliceSnapshot(t *testing.T, b *testBundle, alice *tenant) string {
 	t.Helper()
 	var out strings.Builder
-	for _, table := range []string{"projects", "tasks", "milestones", "project_papers", "user_library", "paper_user_state", "user_config"} {
+	for _, table := range []string{"projects", "tasks", "milestones", "project_papers", "user_library", "paper_user_state", "user_config",
+		"decks", "cards", "review_logs", "daily_log"} {
 		rows, err := b.pool.Query(context.Background(),
 			`SELECT t::text FROM `+table+` t WHERE user_id = $1 ORDER BY 1`, alice.user)
 		require.NoError(t, err)
@@ -411,4 +451,13 @@ func foreignJob(t *testing.T, b *testBundle, rt httpapi.Route, alice, bob *tenan
 	rec = b.do(t, req{method: http.MethodGet, path: fmt.Sprintf("/api/jobs/%d", job), cookie: alice.cookie})
 	require.Equal(t, http.StatusOK, rec.Code, "Alice still sees her job")
 	require.Contains(t, rec.Body.String(), `"state":"queued"`, "and Bob did not cancel it")
+}
+
+// listNoLeak: Bob lists and sees none of Alice's rows.
+func listNoLeak(path string) tenancyCheck {
+	return func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodGet, path: path, cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+	}
 }

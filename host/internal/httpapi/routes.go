@@ -92,6 +92,18 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/projects/{id}/papers", auth.StrictWithOwnerOverride, f(pj.LinkPaper)},
 		{http.MethodDelete, "/api/projects/{id}/papers/{paper_id}", auth.StrictWithOwnerOverride, f(pj.UnlinkPaper)},
 
+		// Spaced repetition.
+		{http.MethodGet, "/api/decks", auth.StrictWithOwnerOverride, f(h.Learning.ListDecks)},
+		{http.MethodPost, "/api/decks", auth.StrictWithOwnerOverride, f(h.Learning.CreateDeck)},
+		{http.MethodGet, "/api/cards", auth.StrictWithOwnerOverride, f(h.Learning.ListCards)},
+		{http.MethodPost, "/api/cards", auth.StrictWithOwnerOverride, f(h.Learning.CreateCard)},
+		{http.MethodGet, "/api/cards/{id}", auth.StrictWithOwnerOverride, f(h.Learning.GetCard)},
+		{http.MethodPatch, "/api/cards/{id}", auth.StrictWithOwnerOverride, f(h.Learning.UpdateCard)},
+		{http.MethodDelete, "/api/cards/{id}", auth.StrictWithOwnerOverride, f(h.Learning.DeleteCard)},
+		{http.MethodGet, "/api/reviews/due", auth.StrictWithOwnerOverride, f(h.Learning.Due)},
+		{http.MethodPost, "/api/reviews", auth.StrictWithOwnerOverride, f(h.Learning.Review)},
+		{http.MethodPost, "/api/reviews/batch", auth.StrictWithOwnerOverride, f(h.Learning.Batch)},
+
 		// Administration: operations, not data.
 		{http.MethodGet, "/api/admin/users", auth.AdminSession, f(adm.ListUsers)},
 		{http.MethodPost, "/api/admin/users", auth.AdminSession, f(adm.InviteUser)},

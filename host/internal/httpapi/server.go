@@ -16,6 +16,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
@@ -38,6 +39,7 @@ type Deps struct {
 	Papers   *papers.API
 	Projects *projects.API
 	Search   *search.API
+	Learning *learning.API
 	// Plugins is the plugin administration; nil when the host runs without a plugin
 	// host, and then its routes answer 503.
 	Plugins *pluginhost.AdminAPI

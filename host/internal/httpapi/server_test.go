@@ -17,6 +17,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
+	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/projects"
@@ -64,6 +65,7 @@ func setup(t *testing.T, env map[string]string, pool *pgxpool.Pool) *testBundle 
 		Papers:   papers.NewAPI(papers.New(pool), nil),
 		Projects: projects.NewAPI(pool, papers.New(pool)),
 		Search:   search.NewAPI(search.New(pool, func() []search.Named { return nil })),
+		Learning: learning.NewAPI(learning.New(pool)),
 	})
 	return &testBundle{router: r, routes: routes, pool: pool, logs: logs}
 }

@@ -1,0 +1,137 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+type obj = map[string]any
+
+func (b *testBundle) deckAndCard(t *testing.T, cookie string) (string, string) {
+	t.Helper()
+	rec := b.do(t, req{method: http.MethodPost, path: "/api/decks", cookie: cookie, body: obj{"name": "Methods", "desired_retention": 0.85}})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	deck := decode[obj](t, rec.Body.Bytes())["id"].(string)
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/cards", cookie: cookie, body: obj{"deck_id": deck, "front": "What does RRF fuse?", "back": "Ranks"}})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	return deck, decode[obj](t, rec.Body.Bytes())["id"].(string)
+}
+
+func TestCardsAndReviews(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.user(t, "ann@example.org", "user")
+	ann := b.signIn(t, "ann@example.org")
+	deck, card := b.deckAndCard(t, ann)
+
+	rec := b.do(t, req{method: http.MethodGet, path: "/api/cards/" + card, cookie: ann})
+	require.Equal(t, http.StatusOK, rec.Code)
+	c := decode[obj](t, rec.Body.Bytes())
+	require.Equal(t, "new", c["state"])
+	next := c["next"].([]any)
+	require.Len(t, next, 4, "the interval each rating would give")
+	require.Equal(t, "Again", next[0].(obj)["label"])
+	require.Equal(t, "1m", next[0].(obj)["interval"], "py-fsrs's first learning step")
+	require.Equal(t, "10m", next[2].(obj)["interval"])
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/reviews/due?deck_id=" + deck, cookie: ann})
+	require.Len(t, decode[struct{ Items []obj }](t, rec.Body.Bytes()).Items, 1)
+
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/reviews", cookie: ann, body: obj{"card_id": card, "rating": 3, "duration_ms": 4200}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	after := decode[struct{ Card obj }](t, rec.Body.Bytes()).Card
+	require.Equal(t, "learning", after["state"])
+	require.EqualValues(t, 1, after["reps"])
+	due, err := time.Parse(time.RFC3339Nano, after["due_at"].(string))
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now().Add(10*time.Minute), due, time.Minute)
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/reviews/due?deck_id=" + deck, cookie: ann})
+	require.Empty(t, decode[struct{ Items []obj }](t, rec.Body.Bytes()).Items, "not due again for ten minutes")
+
+	var logged, reviewed, reviewMS int
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM review_logs`).Scan(&logged))
+	require.Equal(t, 1, logged)
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT cards_reviewed, review_ms FROM daily_log`).Scan(&reviewed, &reviewMS))
+	require.Equal(t, 1, reviewed)
+	require.Equal(t, 4200, reviewMS)
+
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/reviews", cookie: ann, body: obj{"card_id": card, "rating": 5}})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+
+	// A draft waits for the user; it cannot be reviewed until accepted.
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/cards", cookie: ann, body: obj{"deck_id": deck, "front": "Draft", "status": "draft"}})
+	draft := decode[obj](t, rec.Body.Bytes())["id"].(string)
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/reviews", cookie: ann, body: obj{"card_id": draft, "rating": 3}})
+	require.Equal(t, http.StatusConflict, rec.Code)
+	rec = b.do(t, req{method: http.MethodPatch, path: "/api/cards/" + draft, cookie: ann, body: obj{"status": "active"}})
+	require.Equal(t, http.StatusOK, rec.Code)
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/reviews", cookie: ann, body: obj{"card_id": draft, "rating": 3}})
+	require.Equal(t, http.StatusOK, rec.Code)
+
+	rec = b.do(t, req{method: http.MethodPatch, path: "/api/cards/" + draft, cookie: ann, body: obj{"status": "buried"}})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code, "burying needs a time")
+}
+
+func TestOfflineBatchIsIdempotentAndOrdered(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	annUser := b.user(t, "ann@example.org", "user")
+	ann := b.signIn(t, "ann@example.org")
+	_, card := b.deckAndCard(t, ann)
+	t0 := time.Now().Add(-3 * time.Hour).UTC().Truncate(time.Second)
+	// Sent out of order: the host applies them in time order.
+	batch := obj{"reviews": []obj{
+		{"card_id": card, "rating": 3, "client_id": "phone-2", "reviewed_at": t0.Add(20 * time.Minute).Format(time.RFC3339)},
+		{"card_id": card, "rating": 3, "client_id": "phone-1", "reviewed_at": t0.Format(time.RFC3339)},
+		{"card_id": card, "rating": 3, "client_id": "phone-3", "reviewed_at": t0.Add(40 * time.Minute).Format(time.RFC3339)},
+	}}
+	rec := b.do(t, req{method: http.MethodPost, path: "/api/reviews/batch", cookie: ann, body: batch})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	res := decode[obj](t, rec.Body.Bytes())
+	require.EqualValues(t, 3, res["applied"])
+
+	snapshot := func() string {
+		var s string
+		require.NoError(t, b.pool.QueryRow(ctx, `
+			SELECT (SELECT string_agg(client_id || ':' || state_before || '>' || state_after || '@' || reviewed_at, ',' ORDER BY reviewed_at) FROM review_logs)
+			       || '|' || (SELECT c::text FROM cards c WHERE c.id = $1)`, card).Scan(&s))
+		return s
+	}
+	first := snapshot()
+	require.Contains(t, first, "phone-1:0>1", "the earliest review met the new card")
+	require.Contains(t, first, "phone-2:1>2", "the second graduated it to review (steps 1 m, 10 m)")
+	require.Contains(t, first, "phone-3:2>2")
+
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/reviews/batch", cookie: ann, body: batch})
+	require.Equal(t, http.StatusOK, rec.Code)
+	res = decode[obj](t, rec.Body.Bytes())
+	require.EqualValues(t, 0, res["applied"])
+	require.EqualValues(t, 3, res["duplicates"])
+	require.Equal(t, first, snapshot(), "the same batch twice changes nothing the second time")
+
+	// Captured offline while the session was within its grace window.
+	graceSession := b.insertSession(t, annUser.ID, time.Now().Add(-23*time.Hour))
+	late := obj{"reviews": []obj{{"card_id": card, "rating": 4, "client_id": "phone-4", "reviewed_at": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)}}}
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/reviews/batch", cookie: graceSession, body: late})
+	require.Equal(t, http.StatusOK, rec.Code, "a session in its grace window is accepted: %s", rec.Body.String())
+	require.EqualValues(t, 1, decode[obj](t, rec.Body.Bytes())["applied"])
+
+	_, err := b.pool.Exec(ctx, `UPDATE user_sessions SET revoked_at = now() WHERE token_hash = sha256($1::bytea)`, []byte(graceSession))
+	require.NoError(t, err)
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/reviews/batch", cookie: graceSession, body: late})
+	require.Equal(t, http.StatusUnauthorized, rec.Code, "a revoked one is not")
+
+	old := obj{"reviews": []obj{{"card_id": card, "rating": 3, "client_id": "stale", "reviewed_at": t0.Add(-time.Hour).Format(time.RFC3339)}}}
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/reviews/batch", cookie: ann, body: old})
+	require.Contains(t, rec.Body.String(), `"status":"rejected"`, "a review older than the card's last one is rejected alone")
+
+	bad := obj{"reviews": []obj{{"card_id": card, "rating": 3}}}
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/reviews/batch", cookie: ann, body: bad})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code, "offline reviews need a client id and a time")
+}
