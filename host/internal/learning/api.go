@@ -426,8 +426,8 @@ func (a *API) Due(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.store.now()
 	rows, err := a.store.pool.Query(r.Context(), `SELECT `+cardColumns+` FROM cards c
-		WHERE c.user_id = $1 AND c.due_at <= $2 AND ($3::uuid IS NULL OR c.deck_id = $3)
-		  AND (c.status = 'active' OR (c.status = 'buried' AND c.buried_until <= $2))
+		WHERE c.user_id = $1 AND c.status IN ('active', 'buried') AND c.due_at <= $2
+		  AND ($3::uuid IS NULL OR c.deck_id = $3) AND (c.status = 'active' OR c.buried_until <= $2)
 		ORDER BY c.due_at, c.id LIMIT $4`, caller(r), now, deck, limit)
 	if err != nil {
 		fail(w, r, err)
