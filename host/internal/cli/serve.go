@@ -16,6 +16,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/buildinfo"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 )
 
@@ -91,7 +92,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	defer plugins.Close()
 
-	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: log, Registry: jobs.NewRegistry(),
+	registry := jobs.NewRegistry()
+	if err := learning.RegisterJobs(registry, pool); err != nil {
+		return err
+	}
+	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: log, Registry: registry,
 		PurgeFunc: app.PurgeFunc(pool, log)})
 	if err != nil {
 		return err

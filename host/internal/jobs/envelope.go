@@ -120,3 +120,7 @@ func newEnvelope(row *rivertype.JobRow, progress *ProgressEvent) *Envelope {
 	}
 	return env
 }
+
+// OwnerOf returns the user a job belongs to, or uuid.Nil for a system job. Workers
+// use it to act for the job's owner and no one else.
+func OwnerOf(row *rivertype.JobRow) uuid.UUID { return ownerOf(row.Metadata) }
