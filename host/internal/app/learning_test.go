@@ -135,3 +135,59 @@ func TestOfflineBatchIsIdempotentAndOrdered(t *testing.T) {
 	rec = b.do(t, req{method: http.MethodPost, path: "/api/reviews/batch", cookie: ann, body: bad})
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code, "offline reviews need a client id and a time")
 }
+
+func TestAnalytics(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ctx := context.Background()
+	u := b.user(t, "ann@example.org", "user")
+	_, err := b.pool.Exec(ctx, `UPDATE users SET timezone = 'Pacific/Auckland' WHERE id = $1`, u.ID)
+	require.NoError(t, err)
+	ann := b.signIn(t, "ann@example.org")
+	deck, card := b.deckAndCard(t, ann)
+
+	loc, err := time.LoadLocation("Pacific/Auckland")
+	require.NoError(t, err)
+	noon := func(daysAgo int) time.Time {
+		d := time.Now().In(loc).AddDate(0, 0, -daysAgo)
+		return time.Date(d.Year(), d.Month(), d.Day(), 12, 0, 0, 0, loc)
+	}
+	// Reviews on each of the last three local days, and one a week ago: streak 3.
+	// Of the four reviews of mature cards (state_before 2), three were recalled.
+	for i, rv := range []struct {
+		at     time.Time
+		rating int
+		state  int
+	}{{noon(0), 3, 2}, {noon(1), 1, 2}, {noon(2), 3, 2}, {noon(7), 4, 2}, {noon(1), 3, 0}} {
+		if rv.at.After(time.Now()) {
+			rv.at = time.Now().Add(-time.Minute)
+		}
+		_, err := b.pool.Exec(ctx, `
+			INSERT INTO review_logs (user_id, card_id, rating, reviewed_at, duration_ms, state_before, state_after, stability_after, difficulty_after, elapsed_days, scheduled_days, client_id)
+			VALUES ($1, $2, $3, $4, 2000, $5, 2, 3, 5, 1, 3, $6)`, u.ID, card, rv.rating, rv.at, rv.state, "c"+string(rune('a'+i)))
+		require.NoError(t, err)
+	}
+	// One card overdue, one due in five days.
+	rec := b.do(t, req{method: http.MethodPost, path: "/api/cards", cookie: ann, body: obj{"deck_id": deck, "front": "later"}})
+	later := decode[obj](t, rec.Body.Bytes())["id"].(string)
+	_, err = b.pool.Exec(ctx, `UPDATE cards SET due_at = now() + interval '5 days', fsrs_state = 2, stability = 5, difficulty = 5 WHERE id = $1`, later)
+	require.NoError(t, err)
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/analytics?days=30", cookie: ann})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	a := decode[obj](t, rec.Body.Bytes())
+	require.Equal(t, "Pacific/Auckland", a["timezone"])
+	require.EqualValues(t, 3, a["streak_days"])
+	require.EqualValues(t, 5, a["total_reviews"])
+	require.EqualValues(t, 10, a["total_seconds"])
+	require.EqualValues(t, 4, a["mature_reviews"])
+	require.InDelta(t, 0.75, a["true_retention"], 1e-9)
+	forecast := a["due_forecast"].([]any)
+	require.Len(t, forecast, 2, "today (the overdue card) and the day in five days")
+	require.Equal(t, time.Now().In(loc).Format(time.DateOnly), forecast[0].(obj)["date"])
+	require.EqualValues(t, 1, forecast[1].(obj)["due"])
+	require.Equal(t, obj{"new": float64(1), "review": float64(1)}, a["cards_by_state"])
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/analytics?days=0", cookie: ann})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+}

@@ -278,6 +278,12 @@ var tenancyCases = map[string]tenancyCase{
 	}},
 	"GET /api/cards":       {kind: perUser, check: listNoLeak("/api/cards")},
 	"GET /api/reviews/due": {kind: perUser, check: listNoLeak("/api/reviews/due")},
+	"GET /api/analytics": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/analytics", cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code)
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Contains(t, rec.Body.String(), `"total_reviews":1`, "only Bob's own review counts")
+	}},
 	"POST /api/cards": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		before := aliceSnapshot(t, b, alice)
 		rec := b.do(t, req{method: http.MethodPost, path: "/api/cards", cookie: bob.cookie,

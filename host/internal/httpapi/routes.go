@@ -103,6 +103,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/reviews/due", auth.StrictWithOwnerOverride, f(h.Learning.Due)},
 		{http.MethodPost, "/api/reviews", auth.StrictWithOwnerOverride, f(h.Learning.Review)},
 		{http.MethodPost, "/api/reviews/batch", auth.StrictWithOwnerOverride, f(h.Learning.Batch)},
+		{http.MethodGet, "/api/analytics", auth.StrictWithOwnerOverride, f(h.Learning.Analytics)},
 
 		// Administration: operations, not data.
 		{http.MethodGet, "/api/admin/users", auth.AdminSession, f(adm.ListUsers)},

@@ -1,0 +1,159 @@
+package learning
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+)
+
+// DayCount is one day's figure.
+type DayCount struct {
+	Date    string `json:"date"` // YYYY-MM-DD in the user's time zone
+	Reviews int    `json:"reviews,omitempty"`
+	Seconds int64  `json:"seconds,omitempty"`
+	Due     int    `json:"due,omitempty"`
+}
+
+// Analytics is GET /api/analytics.
+type Analytics struct {
+	Days          int            `json:"days"`
+	Timezone      string         `json:"timezone"`
+	ReviewsPerDay []DayCount     `json:"reviews_per_day"`
+	TrueRetention *float64       `json:"true_retention"` // share of mature reviews recalled; null without any
+	MatureReviews int            `json:"mature_reviews"`
+	DueForecast   []DayCount     `json:"due_forecast"` // the next 30 days; today includes what is overdue
+	StreakDays    int            `json:"streak_days"`
+	TotalReviews  int            `json:"total_reviews"`
+	TotalSeconds  int64          `json:"total_seconds"`
+	CardsByState  map[string]int `json:"cards_by_state"`
+}
+
+// Analytics answers the caller's review analytics over ?days= (1-365, default 30):
+// reviews and time per day, true retention (the share of reviews of cards in review
+// state answered other than Again), the due forecast for the next 30 days, and the
+// current streak of days with reviews, all in the user's time zone.
+func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
+	days := 30
+	if s := r.URL.Query().Get("days"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 365 {
+			fail(w, r, invalid("days", "must be from 1 to 365"))
+			return
+		}
+		days = n
+	}
+	ctx, user, now := r.Context(), caller(r), a.store.now()
+	out := Analytics{Days: days, ReviewsPerDay: []DayCount{}, DueForecast: []DayCount{}, CardsByState: map[string]int{}}
+	if err := a.store.pool.QueryRow(ctx, `SELECT timezone FROM users WHERE id = $1`, user).Scan(&out.Timezone); err != nil {
+		fail(w, r, err)
+		return
+	}
+	loc, err := time.LoadLocation(out.Timezone)
+	if err != nil {
+		loc, out.Timezone = time.UTC, "UTC"
+	}
+	today := now.In(loc)
+	from := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, -(days - 1))
+
+	rows, err := a.store.pool.Query(ctx, `
+		SELECT to_char((reviewed_at AT TIME ZONE $3)::date, 'YYYY-MM-DD'), count(*), coalesce(sum(duration_ms), 0) / 1000
+		  FROM review_logs WHERE user_id = $1 AND reviewed_at >= $2
+		 GROUP BY 1 ORDER BY 1`, user, from, out.Timezone)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	out.ReviewsPerDay, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (DayCount, error) {
+		var d DayCount
+		err := row.Scan(&d.Date, &d.Reviews, &d.Seconds)
+		return d, err
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	for _, d := range out.ReviewsPerDay {
+		out.TotalReviews += d.Reviews
+		out.TotalSeconds += d.Seconds
+	}
+
+	var recalled int
+	if err := a.store.pool.QueryRow(ctx, `
+		SELECT count(*), count(*) FILTER (WHERE rating > 1)
+		  FROM review_logs WHERE user_id = $1 AND reviewed_at >= $2 AND state_before = 2`, user, from).
+		Scan(&out.MatureReviews, &recalled); err != nil {
+		fail(w, r, err)
+		return
+	}
+	if out.MatureReviews > 0 {
+		v := float64(recalled) / float64(out.MatureReviews)
+		out.TrueRetention = &v
+	}
+
+	horizon := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, 30)
+	rows, err = a.store.pool.Query(ctx, `
+		SELECT to_char(greatest((due_at AT TIME ZONE $3)::date, ($4::timestamptz AT TIME ZONE $3)::date), 'YYYY-MM-DD'), count(*)
+		  FROM cards WHERE user_id = $1 AND status IN ('active', 'buried') AND due_at < $2
+		 GROUP BY 1 ORDER BY 1`, user, horizon, out.Timezone, now)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	out.DueForecast, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (DayCount, error) {
+		var d DayCount
+		err := row.Scan(&d.Date, &d.Due)
+		return d, err
+	})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+
+	// The streak counts back from today (or from yesterday, when today has no
+	// review yet) over consecutive days with at least one review.
+	rows, err = a.store.pool.Query(ctx, `
+		SELECT DISTINCT (reviewed_at AT TIME ZONE $2)::date AS d FROM review_logs
+		 WHERE user_id = $1 AND reviewed_at >= $3 ORDER BY d DESC`, user, out.Timezone, now.AddDate(-1, 0, -1))
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	reviewDays, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	day := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)
+	for i, d := range reviewDays {
+		if i == 0 && d.Before(day) {
+			day = day.AddDate(0, 0, -1) // nothing yet today: the streak may still end yesterday
+		}
+		if !d.Equal(day) {
+			break
+		}
+		out.StreakDays++
+		day = day.AddDate(0, 0, -1)
+	}
+
+	rows, err = a.store.pool.Query(ctx, `SELECT fsrs_state, count(*) FROM cards WHERE user_id = $1 GROUP BY 1`, user)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	var state int16
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&state, &n}, func() error {
+		if int(state) < len(stateNames) {
+			out.CardsByState[stateNames[state]] = n
+		}
+		return nil
+	}); err != nil {
+		fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusOK, out)
+}
