@@ -188,6 +188,7 @@ func TestFixturesSections(t *testing.T) {
 			}
 			ids := 0
 			for _, r := range doc.References {
+				require.NotRegexp(t, `^\d+$`, r.Text, "a page number is no reference")
 				if r.DOI != "" || r.ArXivID != "" {
 					ids++
 				}

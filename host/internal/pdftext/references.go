@@ -20,6 +20,7 @@ type Reference struct {
 
 var (
 	bracketMark = regexp.MustCompile(`^\[(\d{1,3}|[A-Za-z][\w+.\-]{0,20})\]`)
+	pageNumber  = regexp.MustCompile(`^\d{1,5}$`)
 	numberMark  = regexp.MustCompile(`^\(?(\d{1,3})[.)]?\s`)
 )
 
@@ -43,7 +44,17 @@ func findReferences(doc *Document, lines []line) []Reference {
 	if lo >= hi {
 		return nil
 	}
-	rl := lines[lo:hi]
+	// Page numbers printed in the reference list are neither entries nor
+	// their starts.
+	var rl []line
+	for _, l := range lines[lo:hi] {
+		if !pageNumber.MatchString(l.text) {
+			rl = append(rl, l)
+		}
+	}
+	if len(rl) == 0 {
+		return nil
+	}
 	starts := markerStarts(rl)
 	if len(starts) < 2 {
 		starts = indentStarts(rl)
