@@ -26,12 +26,15 @@ build:
 run: build
 	./bin/lectern serve
 
-## test: the whole suite against one throwaway PostgreSQL cluster for the run
+## test: the whole suite against one throwaway PostgreSQL cluster for the run (installs
+## poppler-utils first when missing and running as root: scripts/ensure-tools)
 test: build
+	./scripts/ensure-tools
 	./bin/lectern devdb exec -- $(GO) test -count=1 $(PKGS)
 
 ## bench: benchmarks only (figures go to docs/benchmarks.md)
 bench: build
+	./scripts/ensure-tools
 	./bin/lectern devdb exec -- $(GO) test -count=1 -run '^$$' -bench . -benchmem $(PKGS)
 
 ## lint: vet and formatting

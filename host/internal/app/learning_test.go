@@ -191,3 +191,49 @@ func TestAnalytics(t *testing.T) {
 	rec = b.do(t, req{method: http.MethodGet, path: "/api/analytics?days=0", cookie: ann})
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 }
+
+func TestCardExportAndImport(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.user(t, "ann@example.org", "user")
+	ann := b.signIn(t, "ann@example.org")
+	deck, _ := b.deckAndCard(t, ann)
+	rec := b.do(t, req{method: http.MethodPost, path: "/api/cards", cookie: ann,
+		body: obj{"deck_id": deck, "front": "Two\nlines\twith a tab", "back": "b", "tags": []string{"ml", "two words"}}})
+	require.Equal(t, http.StatusCreated, rec.Code)
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/decks/" + deck + "/export", cookie: ann})
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, "#separator:tab\n#html:false\n#tags column:3\n#deck:Methods\n"+
+		"What does RRF fuse?\tRanks\t\n"+
+		"Two<br>lines with a tab\tb\tml two_words\n", rec.Body.String())
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/decks/" + deck + "/export?format=csv", cookie: ann})
+	require.Equal(t, http.StatusOK, rec.Code)
+	exported := rec.Body.String()
+
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/decks", cookie: ann, body: obj{"name": "Copy"}})
+	copyDeck := decode[obj](t, rec.Body.Bytes())["id"].(string)
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/decks/" + copyDeck + "/import", cookie: ann, body: exported + ",no front,\n\"broken,quote\n"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	res := decode[struct {
+		Imported int
+		Errors   []struct {
+			Line    int
+			Message string
+		}
+	}](t, rec.Body.Bytes())
+	require.Equal(t, 2, res.Imported, "the round trip keeps both cards")
+	require.Len(t, res.Errors, 2)
+	require.Equal(t, 5, res.Errors[0].Line, "the quoted two-line card takes lines 3 and 4")
+	require.Contains(t, res.Errors[0].Message, "front is empty")
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/cards?deck_id=" + copyDeck, cookie: ann})
+	items := decode[struct{ Items []obj }](t, rec.Body.Bytes()).Items
+	require.Len(t, items, 2)
+	fronts := []any{items[0]["front"], items[1]["front"]}
+	require.Contains(t, fronts, "Two\nlines\twith a tab", "CSV keeps line breaks and tabs")
+
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/decks/" + copyDeck + "/import", cookie: ann, body: "question,answer\nq,a\n"})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+}

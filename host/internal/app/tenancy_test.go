@@ -276,7 +276,14 @@ var tenancyCases = map[string]tenancyCase{
 		require.Equal(t, http.StatusCreated, rec.Code, "deck names are unique per user, not across users")
 		require.Equal(t, before, aliceSnapshot(t, b, alice))
 	}},
-	"GET /api/cards":       {kind: perUser, check: listNoLeak("/api/cards")},
+	"GET /api/cards":             {kind: perUser, check: listNoLeak("/api/cards")},
+	"GET /api/decks/{id}/export": {kind: perUser, check: foreignID("decks", nil)},
+	"POST /api/decks/{id}/import": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/decks/" + alice.ids["decks"] + "/import", cookie: bob.cookie, body: "front,back\nplanted,card\n"})
+		require.Equal(t, http.StatusNotFound, rec.Code)
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
 	"GET /api/reviews/due": {kind: perUser, check: listNoLeak("/api/reviews/due")},
 	"GET /api/analytics": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/analytics", cookie: bob.cookie})

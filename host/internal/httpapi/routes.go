@@ -95,6 +95,8 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		// Spaced repetition.
 		{http.MethodGet, "/api/decks", auth.StrictWithOwnerOverride, f(h.Learning.ListDecks)},
 		{http.MethodPost, "/api/decks", auth.StrictWithOwnerOverride, f(h.Learning.CreateDeck)},
+		{http.MethodGet, "/api/decks/{id}/export", auth.Strict, f(h.Learning.ExportDeck)},
+		{http.MethodPost, "/api/decks/{id}/import", auth.Strict, f(h.Learning.ImportDeck)},
 		{http.MethodGet, "/api/cards", auth.StrictWithOwnerOverride, f(h.Learning.ListCards)},
 		{http.MethodPost, "/api/cards", auth.StrictWithOwnerOverride, f(h.Learning.CreateCard)},
 		{http.MethodGet, "/api/cards/{id}", auth.StrictWithOwnerOverride, f(h.Learning.GetCard)},
