@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,12 +21,14 @@ import (
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi"
+	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
+	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/store"
@@ -61,6 +64,11 @@ type Options struct {
 	Sources func() []search.Named
 	// Jobs is the job queue; nil answers 503 on the jobs routes.
 	Jobs *jobs.Service
+}
+
+// PDFStore is where uploaded PDFs live: LECTERN_DATA_DIR/pdfs, by content digest.
+func PDFStore(cfg *config.Config) *ingest.Store {
+	return ingest.NewStore(filepath.Join(cfg.DataDir, "pdfs"))
 }
 
 // PurgeFunc is the identity area's part of the daily data.purge job: accounts
@@ -142,8 +150,10 @@ func New(o Options) (*App, error) {
 	}
 	searchSvc := search.New(o.Pool, sources)
 	var jobsAPI *jobs.API
+	var uploadAPI *ingest.API
 	if o.Jobs != nil {
 		jobsAPI = o.Jobs.API()
+		uploadAPI = ingest.NewAPI(o.Pool, PDFStore(o.Config), o.Jobs)
 	}
 	var pluginAdmin *pluginhost.AdminAPI
 	if o.Plugins != nil {
@@ -162,6 +172,8 @@ func New(o Options) (*App, error) {
 		Projects: projects.NewAPI(o.Pool, papers.New(o.Pool)),
 		Search:   search.NewAPI(searchSvc),
 		Learning: learning.NewAPI(learning.New(o.Pool)),
+		Upload:   uploadAPI,
+		Passages: retrieve.NewAPI(o.Pool),
 		Plugins:  pluginAdmin,
 		Jobs:     jobsAPI,
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
+	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/search"
@@ -101,6 +103,7 @@ func setup(t *testing.T, env map[string]string) *testBundle {
 		"SERVICE_API_KEY":    testOpsKey,
 		"SERVICE_CONFIG_KEY": testConfigKey,
 		"PUBLIC_BASE_URL":    "http://lectern.test",
+		"LECTERN_DATA_DIR":   t.TempDir(),
 	}
 	for k, v := range env {
 		if v == "<unset>" {
@@ -126,7 +129,9 @@ func setup(t *testing.T, env map[string]string) *testBundle {
 	}
 	// The queue is built but not started: the API reads and writes its rows,
 	// no worker runs (the jobs package tests the workers).
-	queue, err := jobs.New(context.Background(), jobs.Config{Pool: pool, Logger: opts.Logger})
+	reg := jobs.NewRegistry()
+	require.NoError(t, ingest.RegisterJobs(reg, pool, PDFStore(cfg), opts.Logger))
+	queue, err := jobs.New(context.Background(), jobs.Config{Pool: pool, Logger: opts.Logger, Registry: reg})
 	require.NoError(t, err)
 	opts.Jobs = queue
 	a, err := New(opts)
@@ -140,6 +145,12 @@ type staticSource struct{}
 func (staticSource) Search(context.Context, *source.SearchRequest) (*source.Page, error) {
 	return &source.Page{Papers: []paper.Paper{{Title: "A fixed search result from the static source",
 		IDs: paper.IDs{ArXivID: "2401.00001v1"}, Published: paper.Date{Year: 2024, Precision: paper.PrecisionYear}}}}, nil
+}
+
+// upload is a multipart body with one file in the field "file".
+type upload struct {
+	name    string
+	content []byte
 }
 
 // req describes one request.
@@ -157,6 +168,15 @@ func (b *testBundle) do(t *testing.T, r req) *httptest.ResponseRecorder {
 	contentType := "application/json"
 	switch v := r.body.(type) {
 	case nil:
+	case upload:
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fw, err := mw.CreateFormFile("file", v.name)
+		require.NoError(t, err)
+		_, err = fw.Write(v.content)
+		require.NoError(t, err)
+		require.NoError(t, mw.Close())
+		body, contentType = &buf, mw.FormDataContentType()
 	case string: // a raw body, such as a BibTeX file
 		body, contentType = strings.NewReader(v), "text/plain"
 	default:

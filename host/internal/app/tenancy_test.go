@@ -321,6 +321,23 @@ var tenancyCases = map[string]tenancyCase{
 		requireNoLeak(t, rec.Body.String(), alice)
 		require.Equal(t, before, aliceSnapshot(t, b, alice))
 	}},
+	"POST /api/papers/upload": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/papers/upload", cookie: bob.cookie,
+			body: upload{name: "bob.pdf", content: []byte("%PDF-1.4\n% a tiny stand-in; the queue is not started here\n")}})
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
+	"GET /api/search/chunks": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/search/chunks?q=text", cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Contains(t, rec.Body.String(), bob.ids["user_library"], "Bob finds his own paper's passage")
+		rec = b.do(t, req{method: http.MethodGet, path: "/api/search/chunks?q=text&paper_ids=" + alice.ids["user_library"], cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.Contains(t, rec.Body.String(), `"items":[]`, "naming Alice's paper grants nothing")
+	}},
 	"GET /api/settings/config": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/settings/config", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code)

@@ -15,6 +15,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/buildinfo"
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
@@ -94,6 +95,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 
 	registry := jobs.NewRegistry()
 	if err := learning.RegisterJobs(registry, pool); err != nil {
+		return err
+	}
+	if err := ingest.RegisterJobs(registry, pool, app.PDFStore(cfg), log); err != nil {
 		return err
 	}
 	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: log, Registry: registry,

@@ -29,6 +29,10 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 	}
 	noQueue := unavailable("The job queue is not running.")
 	jobCreate, jobList, jobGet, jobCancel, jobStream := noQueue, noQueue, noQueue, noQueue, noQueue
+	upload := unavailable("The job queue is not running, so uploads cannot be read.")
+	if h.Upload != nil {
+		upload = h.Upload.Upload
+	}
 	if h.Jobs != nil {
 		jobCreate, jobList, jobGet, jobCancel, jobStream = h.Jobs.Create, h.Jobs.List, h.Jobs.Get, h.Jobs.Cancel, h.Jobs.Stream
 	}
@@ -70,6 +74,8 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodDelete, "/api/library/{paper_id}", auth.StrictWithOwnerOverride, f(pp.RemoveFromLibrary)},
 		{http.MethodPost, "/api/library/import", auth.Strict, f(pp.Import)},
 		{http.MethodGet, "/api/search", auth.StrictWithOwnerOverride, f(h.Search.Search)},
+		{http.MethodPost, "/api/papers/upload", auth.Strict, f(upload)},
+		{http.MethodGet, "/api/search/chunks", auth.StrictWithOwnerOverride, f(h.Passages.SearchChunks)},
 		{http.MethodGet, "/api/library/export", auth.Strict, f(pp.Export)},
 
 		// Projects, tasks, milestones and project papers.

@@ -15,11 +15,13 @@ import (
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
+	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
@@ -40,6 +42,9 @@ type Deps struct {
 	Projects *projects.API
 	Search   *search.API
 	Learning *learning.API
+	// Upload is the PDF upload; nil answers 503 (no job queue).
+	Upload   *ingest.API
+	Passages *retrieve.API
 	// Plugins is the plugin administration; nil when the host runs without a plugin
 	// host, and then its routes answer 503.
 	Plugins *pluginhost.AdminAPI

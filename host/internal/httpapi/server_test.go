@@ -21,6 +21,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/projects"
+	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/store"
@@ -66,6 +67,7 @@ func setup(t *testing.T, env map[string]string, pool *pgxpool.Pool) *testBundle 
 		Projects: projects.NewAPI(pool, papers.New(pool)),
 		Search:   search.NewAPI(search.New(pool, func() []search.Named { return nil })),
 		Learning: learning.NewAPI(learning.New(pool)),
+		Passages: retrieve.NewAPI(pool),
 	})
 	return &testBundle{router: r, routes: routes, pool: pool, logs: logs}
 }

@@ -1,0 +1,357 @@
+// Package ingest turns an uploaded PDF into corpus text: the upload route stores
+// the file and creates the paper in the uploader's library in one transaction with
+// its ingest.pdf job; the job extracts the text (package pdftext), splits it into
+// chunks with page numbers (package chunk), and stores text, chunks and citation
+// edges in one transaction. A PDF that cannot be read fails the job with the reason
+// and takes its paper with it, so nothing half-made stays behind.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/chunk"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/pdftext"
+)
+
+// MaxUploadBytes bounds a browser upload (the reference's 50 MB).
+const MaxUploadBytes = 50 << 20
+
+// Args are the arguments of an ingest.pdf job.
+type Args struct {
+	PaperID uuid.UUID `json:"paper_id"`
+	SHA256  string    `json:"sha256"`
+}
+
+// Kind names the job.
+func (Args) Kind() string { return "ingest.pdf" }
+
+// Store keeps the PDFs, content-addressed under dir (LECTERN_DATA_DIR/pdfs).
+type Store struct {
+	dir string
+}
+
+// NewStore returns a Store under dir.
+func NewStore(dir string) *Store { return &Store{dir: dir} }
+
+// Path is where the PDF with this digest lives.
+func (s *Store) Path(sum string) string { return filepath.Join(s.dir, sum+".pdf") }
+
+// Put copies r to a temporary file, checks it starts like a PDF, and moves it to its
+// content address. It returns the digest and the size.
+func (s *Store) Put(r io.Reader) (string, int64, error) {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return "", 0, fmt.Errorf("ingest: %w", err)
+	}
+	tmp, err := os.CreateTemp(s.dir, "upload-*.part")
+	if err != nil {
+		return "", 0, fmt.Errorf("ingest: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), r)
+	if err != nil {
+		return "", 0, err
+	}
+	head := make([]byte, 512)
+	m, _ := tmp.ReadAt(head, 0)
+	if !strings.HasPrefix(http.DetectContentType(head[:m]), "application/pdf") {
+		return "", 0, errNotPDF
+	}
+	if err := tmp.Close(); err != nil {
+		return "", 0, fmt.Errorf("ingest: %w", err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if err := os.Rename(tmp.Name(), s.Path(sum)); err != nil {
+		return "", 0, fmt.Errorf("ingest: %w", err)
+	}
+	return sum, n, nil
+}
+
+var errNotPDF = errors.New("ingest: not a PDF")
+
+// API serves POST /api/papers/upload.
+type API struct {
+	pool  *pgxpool.Pool
+	store *Store
+	queue *jobs.Service
+}
+
+// NewAPI returns the upload API.
+func NewAPI(pool *pgxpool.Pool, store *Store, queue *jobs.Service) *API {
+	return &API{pool: pool, store: store, queue: queue}
+}
+
+// UploadResult is the answer to an upload.
+type UploadResult struct {
+	PaperID uuid.UUID      `json:"paper_id"`
+	Job     *jobs.Envelope `json:"job"`
+}
+
+// Upload answers POST /api/papers/upload (multipart, field "file"): the content must
+// be a PDF whatever its name says. The paper is created private to the uploader and
+// added to their library in the same transaction as its ingest.pdf job; 202 with the
+// paper id and the job.
+func (a *API) Upload(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBytes+1<<20)
+	file, header, err := r.FormFile("file")
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			respond.Err(w, r, &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: "The PDF is larger than 50 MB."})
+			return
+		}
+		respond.Err(w, r, respond.Invalid("Send the PDF as multipart/form-data in the field \"file\".", respond.FieldError{Field: "file", Message: "is required"}))
+		return
+	}
+	defer file.Close()
+	sum, size, err := a.store.Put(io.LimitReader(file, MaxUploadBytes+1))
+	switch {
+	case errors.Is(err, errNotPDF):
+		respond.Err(w, r, &respond.Error{Status: http.StatusUnsupportedMediaType, Code: "not_a_pdf", Detail: "The file is not a PDF."})
+		return
+	case err != nil:
+		respond.Err(w, r, respond.Internal(err))
+		return
+	case size > MaxUploadBytes:
+		respond.Err(w, r, &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: "The PDF is larger than 50 MB."})
+		return
+	}
+	user := auth.CallerFrom(r.Context()).UserID
+	title := strings.TrimSuffix(filepath.Base(header.Filename), filepath.Ext(header.Filename))
+	if strings.TrimSpace(title) == "" {
+		title = "Uploaded PDF"
+	}
+	var res UploadResult
+	err = pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(r.Context(), `
+			INSERT INTO papers (title, source, discovered_by, visibility, metadata)
+			VALUES ($1, 'upload', $2, 'private', jsonb_build_object('upload', jsonb_build_object(
+			        'sha256', $3::text, 'filename', $4::text, 'bytes', $5::bigint, 'state', 'pending')))
+			RETURNING id`, title, user, sum, header.Filename, size).Scan(&res.PaperID)
+		if err != nil {
+			return err
+		}
+		if err := papers.AddToLibraryTx(r.Context(), tx, user, res.PaperID, "upload"); err != nil {
+			return err
+		}
+		res.Job, err = a.queue.EnqueueTx(r.Context(), tx, user, Args{PaperID: res.PaperID, SHA256: sum})
+		return err
+	})
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusAccepted, res)
+}
+
+// Worker runs ingest.pdf.
+type Worker struct {
+	river.WorkerDefaults[Args]
+	Pool   *pgxpool.Pool
+	Store  *Store
+	Logger *slog.Logger
+	// Extract is pdftext.ExtractFile; tests may replace it.
+	Extract func(ctx context.Context, path string, opts *pdftext.Opts) (*pdftext.Document, error)
+}
+
+// reasons are what the owner reads when a PDF cannot be used.
+var reasons = []struct {
+	err  error
+	code string
+	text string
+}{
+	{pdftext.ErrMalformed, "pdf_malformed", "The PDF is damaged or cut short; upload it again or use another copy."},
+	{pdftext.ErrEncrypted, "pdf_encrypted", "The PDF is protected by a password; upload an unprotected copy."},
+	{pdftext.ErrEmpty, "pdf_empty", "The PDF has no pages."},
+	{pdftext.ErrScanned, "pdf_scanned", "The PDF has no text layer (it is a scan); run OCR on it first, then upload the result."},
+	{pdftext.ErrTooManyPages, "pdf_too_long", "The PDF has more than 500 pages."},
+}
+
+// Work extracts, chunks and stores one paper's PDF. A PDF that cannot be read
+// deletes the paper the upload created (with its library row) and fails the job
+// with the reason; nothing of it stays.
+func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	owner := jobs.OwnerOf(job.JobRow)
+	args := job.Args
+	extract := w.Extract
+	if extract == nil {
+		extract = pdftext.ExtractFile
+	}
+	_ = jobs.ReportProgress(ctx, 0, 3, "reading the PDF")
+	doc, err := extract(ctx, w.Store.Path(args.SHA256), nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		for _, r := range reasons {
+			if errors.Is(err, r.err) {
+				if derr := w.discard(ctx, args.PaperID, owner); derr != nil {
+					return derr
+				}
+				return jobs.NewPublicError(r.code, r.text, err)
+			}
+		}
+		return fmt.Errorf("ingest: extract: %w", err)
+	}
+	_ = jobs.ReportProgress(ctx, 1, 3, fmt.Sprintf("splitting %d pages into passages", len(doc.Pages)))
+	chunks, err := chunk.Split(args.PaperID.String(), doc, nil)
+	if err != nil {
+		return fmt.Errorf("ingest: chunk: %w", err)
+	}
+	_ = jobs.ReportProgress(ctx, 2, 3, fmt.Sprintf("storing %d passages", len(chunks)))
+	if err := w.save(ctx, args, owner, doc, chunks); err != nil {
+		return err
+	}
+	_ = jobs.ReportProgress(ctx, 3, 3, "done")
+	return jobs.SetResult(ctx, map[string]any{"paper_id": args.PaperID, "pages": len(doc.Pages), "chunks": len(chunks),
+		"title": doc.Title, "references": len(doc.References)})
+}
+
+// discard removes the paper an upload created when its PDF is unusable: only a
+// private upload of the job's owner, never a paper anyone else holds.
+func (w *Worker) discard(ctx context.Context, paperID, owner uuid.UUID) error {
+	_, err := w.Pool.Exec(ctx, `
+		DELETE FROM papers p WHERE p.id = $1 AND p.source = 'upload' AND p.visibility = 'private' AND p.discovered_by = $2
+		   AND NOT EXISTS (SELECT 1 FROM user_library ul WHERE ul.paper_id = p.id AND ul.user_id <> $2)
+		   AND NOT EXISTS (SELECT 1 FROM paper_texts t WHERE t.paper_id = p.id)`, paperID, owner)
+	if err != nil {
+		return fmt.Errorf("ingest: discard unusable upload: %w", err)
+	}
+	return nil
+}
+
+func clean(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+
+// save stores text, chunks and citation edges, and what the PDF says about itself
+// (title, DOI, arXiv id where no other paper holds them), in one transaction.
+func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdftext.Document, chunks []chunk.Chunk) error {
+	offsets := make([]int32, len(doc.Pages))
+	for i, p := range doc.Pages {
+		offsets[i] = int32(p.Offset)
+	}
+	sum, _ := hex.DecodeString(args.SHA256)
+	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM papers WHERE id = $1 FOR UPDATE)`, args.PaperID).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			return jobs.NewPublicError("paper_gone", "The paper was deleted before its PDF was read.", nil)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM paper_chunks WHERE paper_id = $1`, args.PaperID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO paper_texts (paper_id, extractor, content, page_offsets, page_count, sha256)
+			VALUES ($1, 'pdftotext-bbox-layout', $2, $3, $4, $5)
+			ON CONFLICT (paper_id) DO UPDATE SET extractor = EXCLUDED.extractor, content = EXCLUDED.content,
+			      page_offsets = EXCLUDED.page_offsets, page_count = EXCLUDED.page_count, sha256 = EXCLUDED.sha256,
+			      extracted_at = now()`, args.PaperID, clean(doc.Text), offsets, len(doc.Pages), sum); err != nil {
+			return err
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"paper_chunks"},
+			[]string{"id", "paper_id", "chunk_index", "section", "content", "page_start", "page_end", "char_start", "char_end", "token_count"},
+			pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
+				c := chunks[i]
+				id, err := uuid.Parse(c.ID)
+				if err != nil {
+					return nil, err
+				}
+				var section any
+				if c.Section != "" {
+					section = truncate(clean(c.Section), 500)
+				}
+				return []any{id, args.PaperID, c.Index, section, clean(c.Text), c.PageStart, c.PageEnd, c.Start, c.End, c.Tokens}, nil
+			}))
+		if err != nil {
+			return fmt.Errorf("ingest: store chunks: %w", err)
+		}
+		for _, ref := range doc.References {
+			doi := papers.NormalizeDOI(ref.DOI)
+			arxiv, _, okArxiv := papers.NormalizeArxivID(ref.ArXivID)
+			key := ""
+			switch {
+			case doi != "":
+				key = "doi:" + doi
+			case okArxiv:
+				key = "arxiv:" + arxiv
+			default:
+				continue // only entries that name the work can become edges
+			}
+			var arxivArg any
+			if okArxiv {
+				arxivArg = arxiv
+			}
+			if _, err := tx.Exec(ctx, `
+				INSERT INTO paper_citations (citing_paper_id, cited_paper_id, cited_doi, cited_arxiv_id, context, source, cited_key)
+				VALUES ($1, (SELECT id FROM papers WHERE ($2 <> '' AND doi = $2) OR ($3::text IS NOT NULL AND arxiv_id = $3) LIMIT 1),
+				        nullif($2, ''), $3, $4, 'pdf', $5)
+				ON CONFLICT (citing_paper_id, cited_key) DO NOTHING`,
+				args.PaperID, doi, arxivArg, truncate(clean(ref.Text), 4000), key); err != nil {
+				return fmt.Errorf("ingest: store citation: %w", err)
+			}
+		}
+		// What the PDF says about itself fills the upload's placeholder fields, when
+		// no other paper already holds the identifier.
+		title := strings.Join(strings.Fields(clean(doc.Title)), " ")
+		doi := papers.NormalizeDOI(doc.DOI)
+		arxiv, version, _ := papers.NormalizeArxivID(doc.ArXivID)
+		var versionArg any
+		if version > 0 {
+			versionArg = version
+		}
+		_, err = tx.Exec(ctx, `
+			UPDATE papers p SET
+			  title = CASE WHEN $2 <> '' AND p.source = 'upload' THEN left($2, 1000) ELSE p.title END,
+			  doi = CASE WHEN p.doi IS NULL AND $3 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.doi = $3) THEN $3 ELSE p.doi END,
+			  arxiv_id = CASE WHEN p.arxiv_id IS NULL AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $4 ELSE p.arxiv_id END,
+			  arxiv_version = CASE WHEN p.arxiv_id IS NULL AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $5::int ELSE p.arxiv_version END,
+			  metadata = jsonb_set(p.metadata, '{upload,state}', '"ready"'),
+			  updated_at = now()
+			WHERE p.id = $1`, args.PaperID, title, doi, arxiv, versionArg)
+		if err != nil {
+			return fmt.Errorf("ingest: update paper: %w", err)
+		}
+		return nil
+	})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// RegisterJobs adds ingest.pdf to reg; only the upload route enqueues it. One
+// attempt: a PDF that cannot be read will not read better the second time, and the
+// failed job tells the owner why (its paper is gone, so uploading again is clean).
+func RegisterJobs(reg *jobs.Registry, pool *pgxpool.Pool, store *Store, logger *slog.Logger) error {
+	return jobs.Register(reg, jobs.KindSpec[Args]{
+		Worker:      &Worker{Pool: pool, Store: store, Logger: logger},
+		Queue:       "ingest",
+		MaxAttempts: 1,
+		Timeout:     10 * time.Minute,
+	})
+}
