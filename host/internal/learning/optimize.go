@@ -103,9 +103,12 @@ func (w *OptimizeWorker) Work(ctx context.Context, job *river.Job[OptimizeArgs])
 	return jobs.SetResult(ctx, res)
 }
 
-// RegisterJobs adds the learning area's job kinds to reg: fsrs.optimize, which any
-// user may enqueue for themselves.
+// RegisterJobs adds the learning area's job kinds to reg: fsrs.optimize and
+// cards.generate, which any user may enqueue for themselves.
 func RegisterJobs(reg *jobs.Registry, pool *pgxpool.Pool) error {
+	if err := registerGenerate(reg, pool); err != nil {
+		return err
+	}
 	return jobs.Register(reg, jobs.KindSpec[OptimizeArgs]{
 		Worker:      &OptimizeWorker{Pool: pool},
 		MaxAttempts: 1,
