@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -73,6 +71,33 @@ func pathID(r *http.Request, name string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// readPatch reads the body as a patch of the allowed fields, checks it with fill and
+// the required names, and answers 400/422 itself when it fails.
+func readPatch(w http.ResponseWriter, r *http.Request, allowed []string, fill func(*patch), required ...string) (*patch, bool) {
+	body, ok := decodeObject(w, r)
+	if !ok {
+		return nil, false
+	}
+	p := newPatch(body, allowed...)
+	p.require(required...)
+	fill(p)
+	if err := p.err(); err != nil {
+		answer(w, r, 0, nil, err)
+		return nil, false
+	}
+	return p, true
+}
+
+// projectFromPath reads the {id} of one of the caller's projects; another user's
+// project is ErrNotFound.
+func (a *API) projectFromPath(r *http.Request) (uuid.UUID, error) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return id, a.ownedProject(r.Context(), a.pool, id, user(r))
+}
+
 func decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, bool) {
 	var body map[string]json.RawMessage
 	if !auth.DecodeJSON(w, r, &body) {
@@ -128,25 +153,13 @@ func (a *API) ListProjects(w http.ResponseWriter, r *http.Request) {
 
 // CreateProject makes a project: name required; description, status, deadline, color.
 func (a *API) CreateProject(w http.ResponseWriter, r *http.Request) {
-	body, ok := decodeObject(w, r)
+	p, ok := readPatch(w, r, []string{"name", "description", "status", "deadline", "color"}, projectFields, "name")
 	if !ok {
 		return
 	}
-	p := newPatch(body, "name", "description", "status", "deadline", "color")
-	p.require("name")
-	projectFields(p)
-	if err := p.err(); err != nil {
-		answer(w, r, 0, nil, err)
-		return
-	}
 	var id string
-	cols, vals := "user_id", "$1"
-	for i, f := range p.fields {
-		cols += ", " + f
-		vals += fmt.Sprintf(", $%d", i+2)
-	}
-	err := a.pool.QueryRow(r.Context(), `INSERT INTO projects (`+cols+`) VALUES (`+vals+`) RETURNING id::text`,
-		append([]any{user(r)}, p.args...)...).Scan(&id)
+	sql, args := p.insert("projects", []string{"user_id"}, []any{user(r)}, "id::text")
+	err := a.pool.QueryRow(r.Context(), sql, args...).Scan(&id)
 	if err != nil {
 		answer(w, r, 0, nil, err)
 		return
@@ -181,14 +194,8 @@ func (a *API) UpdateProject(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	body, ok := decodeObject(w, r)
+	p, ok := readPatch(w, r, []string{"name", "description", "status", "deadline", "color"}, projectFields)
 	if !ok {
-		return
-	}
-	p := newPatch(body, "name", "description", "status", "deadline", "color")
-	projectFields(p)
-	if err := p.err(); err != nil {
-		answer(w, r, 0, nil, err)
 		return
 	}
 	if err := a.update(r.Context(), "projects", id, user(r), p); err != nil {
@@ -206,11 +213,8 @@ func (a *API) DeleteProject(w http.ResponseWriter, r *http.Request) {
 
 // update applies p to the caller's row id of table.
 func (a *API) update(ctx context.Context, table string, id, owner uuid.UUID, p *patch) error {
-	set := "updated_at = now()"
-	if len(p.fields) > 0 {
-		set += ", " + p.setClause(3)
-	}
-	tag, err := a.pool.Exec(ctx, `UPDATE `+table+` SET `+set+` WHERE id = $1 AND user_id = $2`, append([]any{id, owner}, p.args...)...)
+	set, args := p.setClause(3)
+	tag, err := a.pool.Exec(ctx, `UPDATE `+table+` SET `+set+` WHERE id = $1 AND user_id = $2`, append([]any{id, owner}, args...)...)
 	if err != nil {
 		return err
 	}
@@ -262,39 +266,13 @@ func taskFields(p *patch) {
 		var s string
 		_ = json.Unmarshal(p.raw["status"], &s)
 		// completed_at follows the status: set when it becomes done, cleared otherwise.
-		if s == "done" {
-			p.fields = append(p.fields, "completed_at")
-			p.args = append(p.args, "now")
-		} else {
-			p.set("completed_at", nil)
-		}
+		p.stamp("completed_at", s == "done")
 	}
-}
-
-// setClauseTask renders the SET list, turning the "now" marker into now() only
-// when completing a task that was not done yet.
-func setClauseTask(p *patch, start int) (string, []any) {
-	parts := []string{"updated_at = now()"}
-	var args []any
-	n := start
-	for i, f := range p.fields {
-		if f == "completed_at" && p.args[i] == "now" {
-			parts = append(parts, "completed_at = coalesce(completed_at, now())")
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s = $%d", f, n))
-		args = append(args, p.args[i])
-		n++
-	}
-	return strings.Join(parts, ", "), args
 }
 
 // ListTasks answers a project's tasks.
 func (a *API) ListTasks(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "id")
-	if err == nil {
-		err = a.ownedProject(r.Context(), a.pool, id, user(r))
-	}
+	id, err := a.projectFromPath(r)
 	if err != nil {
 		answer(w, r, 0, nil, err)
 		return
@@ -311,21 +289,15 @@ func (a *API) ListTasks(w http.ResponseWriter, r *http.Request) {
 
 // CreateTask adds a task to one of the caller's projects.
 func (a *API) CreateTask(w http.ResponseWriter, r *http.Request) {
-	projectID, err := pathID(r, "id")
-	if err == nil {
-		err = a.ownedProject(r.Context(), a.pool, projectID, user(r))
-	}
+	projectID, err := a.projectFromPath(r)
 	if err != nil {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	body, ok := decodeObject(w, r)
+	p, ok := readPatch(w, r, []string{"title", "description", "status", "priority", "due_at", "sort_order", "parent_task_id"}, taskFields, "title")
 	if !ok {
 		return
 	}
-	p := newPatch(body, "title", "description", "status", "priority", "due_at", "sort_order", "parent_task_id")
-	p.require("title")
-	taskFields(p)
 	var parent any
 	if p.has("parent_task_id") && !p.isNull("parent_task_id") {
 		var s string
@@ -347,19 +319,8 @@ func (a *API) CreateTask(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	cols, vals := "user_id, project_id, parent_task_id", "$1, $2, $3"
-	args := []any{user(r), projectID, parent}
-	for i, f := range p.fields {
-		if f == "completed_at" {
-			if p.args[i] == "now" {
-				cols, vals = cols+", completed_at", vals+", now()"
-			}
-			continue
-		}
-		args = append(args, p.args[i])
-		cols, vals = cols+", "+f, vals+fmt.Sprintf(", $%d", len(args))
-	}
-	t, err := scanTask(a.pool.QueryRow(r.Context(), `INSERT INTO tasks (`+cols+`) VALUES (`+vals+`) RETURNING `+taskColumns, args...))
+	sql, args := p.insert("tasks", []string{"user_id", "project_id", "parent_task_id"}, []any{user(r), projectID, parent}, taskColumns)
+	t, err := scanTask(a.pool.QueryRow(r.Context(), sql, args...))
 	answer(w, r, http.StatusCreated, t, err)
 }
 
@@ -381,17 +342,11 @@ func (a *API) UpdateTask(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	body, ok := decodeObject(w, r)
+	p, ok := readPatch(w, r, []string{"title", "description", "status", "priority", "due_at", "sort_order"}, taskFields)
 	if !ok {
 		return
 	}
-	p := newPatch(body, "title", "description", "status", "priority", "due_at", "sort_order")
-	taskFields(p)
-	if err := p.err(); err != nil {
-		answer(w, r, 0, nil, err)
-		return
-	}
-	set, args := setClauseTask(p, 3)
+	set, args := p.setClause(3)
 	t, err := scanTask(a.pool.QueryRow(r.Context(), `UPDATE tasks SET `+set+` WHERE id = $1 AND user_id = $2 RETURNING `+taskColumns,
 		append([]any{id, user(r)}, args...)...))
 	answer(w, r, http.StatusOK, t, err)
@@ -409,21 +364,13 @@ func milestoneFields(p *patch) {
 	p.text("description", "description", false, 20000)
 	p.date("due_date", "due_date", true)
 	if done, ok := p.boolean("completed"); ok {
-		if done {
-			p.fields = append(p.fields, "completed_at")
-			p.args = append(p.args, "now")
-		} else {
-			p.set("completed_at", nil)
-		}
+		p.stamp("completed_at", done)
 	}
 }
 
 // ListMilestones answers a project's milestones, soonest first.
 func (a *API) ListMilestones(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "id")
-	if err == nil {
-		err = a.ownedProject(r.Context(), a.pool, id, user(r))
-	}
+	id, err := a.projectFromPath(r)
 	if err != nil {
 		answer(w, r, 0, nil, err)
 		return
@@ -440,38 +387,17 @@ func (a *API) ListMilestones(w http.ResponseWriter, r *http.Request) {
 
 // CreateMilestone adds a milestone: title and due_date required.
 func (a *API) CreateMilestone(w http.ResponseWriter, r *http.Request) {
-	projectID, err := pathID(r, "id")
-	if err == nil {
-		err = a.ownedProject(r.Context(), a.pool, projectID, user(r))
-	}
+	projectID, err := a.projectFromPath(r)
 	if err != nil {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	body, ok := decodeObject(w, r)
+	p, ok := readPatch(w, r, []string{"title", "description", "due_date", "completed"}, milestoneFields, "title", "due_date")
 	if !ok {
 		return
 	}
-	p := newPatch(body, "title", "description", "due_date", "completed")
-	p.require("title", "due_date")
-	milestoneFields(p)
-	if err := p.err(); err != nil {
-		answer(w, r, 0, nil, err)
-		return
-	}
-	cols, vals := "user_id, project_id", "$1, $2"
-	args := []any{user(r), projectID}
-	for i, f := range p.fields {
-		if f == "completed_at" {
-			if p.args[i] == "now" {
-				cols, vals = cols+", completed_at", vals+", now()"
-			}
-			continue
-		}
-		args = append(args, p.args[i])
-		cols, vals = cols+", "+f, vals+fmt.Sprintf(", $%d", len(args))
-	}
-	m, err := scanMilestone(a.pool.QueryRow(r.Context(), `INSERT INTO milestones (`+cols+`) VALUES (`+vals+`) RETURNING `+milestoneColumns, args...))
+	sql, args := p.insert("milestones", []string{"user_id", "project_id"}, []any{user(r), projectID}, milestoneColumns)
+	m, err := scanMilestone(a.pool.QueryRow(r.Context(), sql, args...))
 	answer(w, r, http.StatusCreated, m, err)
 }
 
@@ -493,17 +419,11 @@ func (a *API) UpdateMilestone(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	body, ok := decodeObject(w, r)
+	p, ok := readPatch(w, r, []string{"title", "description", "due_date", "completed"}, milestoneFields)
 	if !ok {
 		return
 	}
-	p := newPatch(body, "title", "description", "due_date", "completed")
-	milestoneFields(p)
-	if err := p.err(); err != nil {
-		answer(w, r, 0, nil, err)
-		return
-	}
-	set, args := setClauseTask(p, 3)
+	set, args := p.setClause(3)
 	m, err := scanMilestone(a.pool.QueryRow(r.Context(), `UPDATE milestones SET `+set+` WHERE id = $1 AND user_id = $2 RETURNING `+milestoneColumns,
 		append([]any{id, user(r)}, args...)...))
 	answer(w, r, http.StatusOK, m, err)
@@ -518,10 +438,7 @@ func (a *API) DeleteMilestone(w http.ResponseWriter, r *http.Request) {
 
 // ListPapers answers the papers linked to a project, with the caller's overlay.
 func (a *API) ListPapers(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "id")
-	if err == nil {
-		err = a.ownedProject(r.Context(), a.pool, id, user(r))
-	}
+	id, err := a.projectFromPath(r)
 	if err != nil {
 		answer(w, r, 0, nil, err)
 		return

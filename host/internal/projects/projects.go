@@ -253,11 +253,51 @@ func (p *patch) err() error {
 	return respond.Invalid("Some fields are not valid.", p.errs...)
 }
 
-// setClause renders "col1 = $n, col2 = $n+1" for the fields set, starting at $start.
-func (p *patch) setClause(start int) string {
-	parts := make([]string, len(p.fields))
-	for i, f := range p.fields {
-		parts[i] = fmt.Sprintf("%s = $%d", f, start+i)
+// stampNow marks a timestamp column to be set to now() (or kept, when already set).
+const stampNow = "\x00now"
+
+// stamp sets a completion column: now() when done is true (keeping an earlier
+// stamp), NULL otherwise.
+func (p *patch) stamp(col string, done bool) {
+	if done {
+		p.set(col, stampNow)
+	} else {
+		p.set(col, nil)
 	}
-	return strings.Join(parts, ", ")
+}
+
+// setClause renders the SET list of an UPDATE: updated_at, then every field set,
+// numbered from $start; it returns the list and its arguments.
+func (p *patch) setClause(start int) (string, []any) {
+	parts := []string{"updated_at = now()"}
+	var args []any
+	for i, f := range p.fields {
+		if p.args[i] == stampNow {
+			parts = append(parts, f+" = coalesce("+f+", now())")
+			continue
+		}
+		args = append(args, p.args[i])
+		parts = append(parts, fmt.Sprintf("%s = $%d", f, start+len(args)-1))
+	}
+	return strings.Join(parts, ", "), args
+}
+
+// insert renders an INSERT into table of the given columns and values and every
+// field set, returning returning.
+func (p *patch) insert(table string, cols []string, vals []any, returning string) (string, []any) {
+	places := make([]string, len(cols))
+	for i := range cols {
+		places[i] = fmt.Sprintf("$%d", i+1)
+	}
+	args := append([]any(nil), vals...)
+	for i, f := range p.fields {
+		cols = append(cols, f)
+		if p.args[i] == stampNow {
+			places = append(places, "now()")
+			continue
+		}
+		args = append(args, p.args[i])
+		places = append(places, fmt.Sprintf("$%d", len(args)))
+	}
+	return `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES (` + strings.Join(places, ", ") + `) RETURNING ` + returning, args
 }
