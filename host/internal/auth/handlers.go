@@ -162,25 +162,16 @@ func (s *Service) HandleVerify(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, invalid)
 		return
 	}
-	var (
-		u       users.User
-		session string
-		expires time.Time
-	)
-	err := pgx.BeginFunc(r.Context(), s.pool, func(tx pgx.Tx) error {
+	in, err := s.signIn(r, func(tx pgx.Tx) (users.User, error) {
 		var userID uuid.UUID
 		err := tx.QueryRow(r.Context(), `
 			UPDATE magic_link_tokens SET used_at = $2
 			 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
 			RETURNING user_id`, hashToken(tok), s.now()).Scan(&userID)
 		if err != nil {
-			return err
+			return users.User{}, err
 		}
-		if u, err = users.LiveByID(r.Context(), tx, userID); err != nil {
-			return err
-		}
-		session, expires, err = s.createSession(r.Context(), tx, u.ID, r)
-		return err
+		return users.LiveByID(r.Context(), tx, userID)
 	})
 	if errors.Is(err, pgx.ErrNoRows) || errors.Is(err, users.ErrNotFound) {
 		s.record(r, uuid.Nil, audit.ActionMagicLinkRejected, map[string]any{"reason": "unknown_used_or_expired"})
@@ -191,13 +182,13 @@ func (s *Service) HandleVerify(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.Internal(err))
 		return
 	}
-	s.record(r, u.ID, audit.ActionMagicLinkVerify, nil)
-	s.setSessionCookie(w, session, expires)
+	s.record(r, in.user.ID, audit.ActionMagicLinkVerify, nil)
+	s.setSessionCookie(w, in.token, in.expires)
 	if wantsHTML(r) {
 		http.Redirect(w, r, s.cfg.PublicBaseURL+"/", http.StatusSeeOther)
 		return
 	}
-	respond.JSON(w, http.StatusOK, meOf(u))
+	respond.JSON(w, http.StatusOK, meOf(in.user))
 }
 
 func wantsHTML(r *http.Request) bool {
@@ -237,31 +228,23 @@ func (s *Service) HandleAPIKeyLogin(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.Unauthorized("invalid_api_key", "The X-API-Key value is not valid."))
 		return
 	}
-	var (
-		u       users.User
-		session string
-		expires time.Time
-	)
-	err := pgx.BeginFunc(r.Context(), s.pool, func(tx pgx.Tx) error {
+	in, err := s.signIn(r, func(tx pgx.Tx) (users.User, error) {
 		rows, err := tx.Query(r.Context(), `SELECT id FROM users WHERE deleted_at IS NULL LIMIT 2`)
 		if err != nil {
-			return err
+			return users.User{}, err
 		}
 		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 		if err != nil {
-			return err
+			return users.User{}, err
 		}
 		if len(ids) != 1 {
-			return errNotSingleUser
+			return users.User{}, errNotSingleUser
 		}
-		if u, err = users.LiveByID(r.Context(), tx, ids[0]); err != nil {
-			return err
+		u, err := users.LiveByID(r.Context(), tx, ids[0])
+		if err == nil && u.Role != users.RoleAdmin {
+			err = errNotSingleUser
 		}
-		if u.Role != users.RoleAdmin {
-			return errNotSingleUser
-		}
-		session, expires, err = s.createSession(r.Context(), tx, u.ID, r)
-		return err
+		return u, err
 	})
 	if errors.Is(err, errNotSingleUser) {
 		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "not_single_user",
@@ -272,9 +255,9 @@ func (s *Service) HandleAPIKeyLogin(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.Internal(err))
 		return
 	}
-	s.record(r, u.ID, audit.ActionAPIKeyLogin, nil)
-	s.setSessionCookie(w, session, expires)
-	respond.JSON(w, http.StatusOK, meOf(u))
+	s.record(r, in.user.ID, audit.ActionAPIKeyLogin, nil)
+	s.setSessionCookie(w, in.token, in.expires)
+	respond.JSON(w, http.StatusOK, meOf(in.user))
 }
 
 var errNotSingleUser = errors.New("auth: not a single-user install")
@@ -304,28 +287,19 @@ func (s *Service) HandleOnboardingAdmin(w http.ResponseWriter, r *http.Request) 
 			respond.FieldError{Field: "email", Message: "is not an email address"}))
 		return
 	}
-	var (
-		u       users.User
-		session string
-		expires time.Time
-	)
-	err := pgx.BeginFunc(r.Context(), s.pool, func(tx pgx.Tx) error {
+	in, err := s.signIn(r, func(tx pgx.Tx) (users.User, error) {
 		// One onboarding at a time; the second finds the first's account.
 		if _, err := tx.Exec(r.Context(), `SELECT pg_advisory_xact_lock(hashtext('lectern.onboarding'))`); err != nil {
-			return err
+			return users.User{}, err
 		}
 		n, err := users.Count(r.Context(), tx)
 		if err != nil {
-			return err
+			return users.User{}, err
 		}
 		if n > 0 {
-			return errOnboarded
+			return users.User{}, errOnboarded
 		}
-		if u, err = users.Create(r.Context(), tx, body.Email, users.RoleAdmin); err != nil {
-			return err
-		}
-		session, expires, err = s.createSession(r.Context(), tx, u.ID, r)
-		return err
+		return users.Create(r.Context(), tx, body.Email, users.RoleAdmin)
 	})
 	if errors.Is(err, errOnboarded) {
 		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "already_onboarded",
@@ -336,9 +310,31 @@ func (s *Service) HandleOnboardingAdmin(w http.ResponseWriter, r *http.Request) 
 		respond.Err(w, r, respond.Internal(err))
 		return
 	}
-	s.record(r, u.ID, audit.ActionUserCreate, map[string]any{"via": "onboarding", "role": users.RoleAdmin, "target_user_id": u.ID.String()})
-	s.setSessionCookie(w, session, expires)
-	respond.JSON(w, http.StatusCreated, meOf(u))
+	s.record(r, in.user.ID, audit.ActionUserCreate, map[string]any{"via": "onboarding", "role": users.RoleAdmin, "target_user_id": in.user.ID.String()})
+	s.setSessionCookie(w, in.token, in.expires)
+	respond.JSON(w, http.StatusCreated, meOf(in.user))
 }
 
 var errOnboarded = errors.New("auth: already onboarded")
+
+// signedIn is a session just created.
+type signedIn struct {
+	user    users.User
+	token   string
+	expires time.Time
+}
+
+// signIn finds the user with who, inside one transaction that also creates their
+// session, so a consumed link or a new account never exists without its session.
+func (s *Service) signIn(r *http.Request, who func(tx pgx.Tx) (users.User, error)) (signedIn, error) {
+	var in signedIn
+	err := pgx.BeginFunc(r.Context(), s.pool, func(tx pgx.Tx) error {
+		var err error
+		if in.user, err = who(tx); err != nil {
+			return err
+		}
+		in.token, in.expires, err = s.createSession(r.Context(), tx, in.user.ID, r)
+		return err
+	})
+	return in, err
+}
