@@ -73,6 +73,29 @@ func pathUUID(r *http.Request, name string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// deckAndLimit reads the optional ?deck_id= and ?limit= (1-500, default def) of a
+// card listing.
+func deckAndLimit(r *http.Request, def int) (*uuid.UUID, int, error) {
+	q := r.URL.Query()
+	var deck *uuid.UUID
+	if s := q.Get("deck_id"); s != "" {
+		id, err := uuid.Parse(s)
+		if err != nil {
+			return nil, 0, invalid("deck_id", "must be a deck id")
+		}
+		deck = &id
+	}
+	limit := def
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 500 {
+			return nil, 0, invalid("limit", "must be from 1 to 500")
+		}
+		limit = n
+	}
+	return deck, limit, nil
+}
+
 // ---- decks ----
 
 // ListDecks answers the caller's decks with card and due counts.
@@ -156,29 +179,15 @@ func (a *API) CreateDeck(w http.ResponseWriter, r *http.Request) {
 // ListCards answers the caller's cards, newest first: ?deck_id=, ?status=, ?limit=
 // (1-500, default 100).
 func (a *API) ListCards(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var deck *uuid.UUID
-	if s := q.Get("deck_id"); s != "" {
-		id, err := uuid.Parse(s)
-		if err != nil {
-			fail(w, r, invalid("deck_id", "must be a deck id"))
-			return
-		}
-		deck = &id
+	deck, limit, err := deckAndLimit(r, 100)
+	if err != nil {
+		fail(w, r, err)
+		return
 	}
-	status := q.Get("status")
+	status := r.URL.Query().Get("status")
 	if status != "" && !slices.Contains(cardStatuses, status) {
 		fail(w, r, invalid("status", "must be one of "+strings.Join(cardStatuses, ", ")))
 		return
-	}
-	limit := 100
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 500 {
-			fail(w, r, invalid("limit", "must be from 1 to 500"))
-			return
-		}
-		limit = n
 	}
 	rows, err := a.store.pool.Query(r.Context(), `SELECT `+cardColumns+` FROM cards c
 		WHERE c.user_id = $1 AND ($2::uuid IS NULL OR c.deck_id = $2) AND ($3 = '' OR c.status = $3)
@@ -405,24 +414,10 @@ func (a *API) DeleteCard(w http.ResponseWriter, r *http.Request) {
 // Due answers the caller's cards due now, most overdue first: ?deck_id=, ?limit=
 // (1-500, default 50). Buried cards whose time has come count as due.
 func (a *API) Due(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var deck *uuid.UUID
-	if s := q.Get("deck_id"); s != "" {
-		id, err := uuid.Parse(s)
-		if err != nil {
-			fail(w, r, invalid("deck_id", "must be a deck id"))
-			return
-		}
-		deck = &id
-	}
-	limit := 50
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 500 {
-			fail(w, r, invalid("limit", "must be from 1 to 500"))
-			return
-		}
-		limit = n
+	deck, limit, err := deckAndLimit(r, 50)
+	if err != nil {
+		fail(w, r, err)
+		return
 	}
 	now := a.store.now()
 	rows, err := a.store.pool.Query(r.Context(), `SELECT `+cardColumns+` FROM cards c
