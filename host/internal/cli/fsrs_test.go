@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,34 +9,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/fsrs"
 )
 
-// fsrsFixtureLog is the shared py-fsrs review log: $LECTERN_FIXTURES/fsrs/…,
-// or ../shared/fixtures/fsrs/… next to the repository root. The test skips
-// when the folder is absent; fixtures are never copied into the repository.
+// fsrsFixtureLog is the shared py-fsrs review log (package fixturetest finds the
+// folder, or skips the test naming it).
 func fsrsFixtureLog(t *testing.T) string {
 	t.Helper()
-	root := os.Getenv("LECTERN_FIXTURES")
-	if root == "" {
-		dir, err := os.Getwd()
-		require.NoError(t, err)
-		for {
-			b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-			if err == nil && strings.Contains(string(b), "module github.com/lectern-research/lectern\n") {
-				break
-			}
-			parent := filepath.Dir(dir)
-			require.NotEqual(t, dir, parent, "root go.mod not found")
-			dir = parent
-		}
-		root = filepath.Join(dir, "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(root, "fsrs")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("FSRS fixtures folder %s is absent (set LECTERN_FIXTURES to the folder holding fsrs/)", dir)
-	}
-	return filepath.Join(dir, "py-fsrs_review_logs_josh_1711744352250_to_1728234780857.csv")
+	return filepath.Join(fixturetest.Dir(t), "fsrs", "py-fsrs_review_logs_josh_1711744352250_to_1728234780857.csv")
 }
 
 func runFSRSCapture(t *testing.T, args ...string) (int, string, string) {

@@ -4,44 +4,19 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/fsrs"
 )
 
-// fixtureDir returns the third-party FSRS fixture folder: $LECTERN_FIXTURES/fsrs,
-// or ../shared/fixtures/fsrs next to the repository root. Tests skip when it is
-// absent; the fixtures are never copied into the repository.
+// fixtureDir returns the third-party FSRS fixture folder (package fixturetest
+// finds it, or skips the test naming it).
 func fixtureDir(t testing.TB) string {
 	t.Helper()
-	root := os.Getenv("LECTERN_FIXTURES")
-	if root == "" {
-		root = filepath.Join(repoRoot(t), "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(root, "fsrs")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("FSRS fixtures folder %s is absent (set LECTERN_FIXTURES to the folder holding fsrs/)", dir)
-	}
-	return dir
-}
-
-// repoRoot walks up from the package directory to the root module's go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(b), "module github.com/lectern-research/lectern\n") {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, dir, parent, "root go.mod not found above the package")
-		dir = parent
-	}
+	return filepath.Join(fixturetest.Dir(t), "fsrs")
 }
 
 type vectorFile struct {
