@@ -18,6 +18,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/pdftext"
 )
 
 // GenerateArgs are the arguments of cards.generate: draft cards from one paper into
@@ -169,7 +170,8 @@ func draftCloze(passages []passage, n int) []draft {
 	var cands []draft
 	seenTerm := map[string]bool{}
 	for _, p := range passages {
-		text := strings.Join(strings.Fields(strings.ReplaceAll(p.text, "\f", " ")), " ")
+		// Undo line-end hyphenation, ligatures and curly quotes, as quote checks do.
+		text := pdftext.Normalize(strings.ReplaceAll(p.text, "\f", "\n"))
 		for _, s := range splitSentences(text) {
 			words := strings.Fields(s)
 			if len(words) < 10 || len(words) > 45 || !prose(s) {

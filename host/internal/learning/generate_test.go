@@ -99,3 +99,12 @@ func TestGenerateJobDraftsIntoTheDeck(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM cards WHERE deck_id = $1`, deck).Scan(&n))
 	require.Equal(t, drafts, n, "Bob's job added nothing to Ann's deck")
 }
+
+func TestDraftClozeJoinsWordsBrokenAtLineEnds(t *testing.T) {
+	t.Parallel()
+	text := "Writers synthesize the source documents in several ways, in-\ncluding selection, grouping and condensation of the synthesize steps of the source documents."
+	drafts := draftCloze([]passage{{text: text}}, 1)
+	require.Len(t, drafts, 1)
+	require.Contains(t, drafts[0].back, "including")
+	require.NotContains(t, drafts[0].back, "in- cluding")
+}
