@@ -25,6 +25,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/mail"
+	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
@@ -153,7 +154,7 @@ func New(o Options) (*App, error) {
 	var uploadAPI *ingest.API
 	if o.Jobs != nil {
 		jobsAPI = o.Jobs.API()
-		uploadAPI = ingest.NewAPI(o.Pool, PDFStore(o.Config), o.Jobs)
+		uploadAPI = ingest.NewAPI(o.Pool, PDFStore(o.Config), o.Jobs, ingest.NewFetcher(netguard.PublicOnly))
 	}
 	var pluginAdmin *pluginhost.AdminAPI
 	if o.Plugins != nil {

@@ -329,6 +329,7 @@ var tenancyCases = map[string]tenancyCase{
 		requireNoLeak(t, rec.Body.String(), alice)
 		require.Equal(t, before, aliceSnapshot(t, b, alice))
 	}},
+	"POST /api/papers/{id}/ingest": {kind: perUser, check: foreignID("user_library", map[string]any{"url": "https://example.org/paper.pdf"})},
 	"GET /api/search/chunks": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/search/chunks?q=text", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())

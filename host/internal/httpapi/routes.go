@@ -29,9 +29,9 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 	}
 	noQueue := unavailable("The job queue is not running.")
 	jobCreate, jobList, jobGet, jobCancel, jobStream := noQueue, noQueue, noQueue, noQueue, noQueue
-	upload := unavailable("The job queue is not running, so uploads cannot be read.")
+	upload, ingestURL := unavailable("The job queue is not running, so PDFs cannot be read."), unavailable("The job queue is not running, so PDFs cannot be read.")
 	if h.Upload != nil {
-		upload = h.Upload.Upload
+		upload, ingestURL = h.Upload.Upload, h.Upload.IngestURL
 	}
 	if h.Jobs != nil {
 		jobCreate, jobList, jobGet, jobCancel, jobStream = h.Jobs.Create, h.Jobs.List, h.Jobs.Get, h.Jobs.Cancel, h.Jobs.Stream
@@ -75,6 +75,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/library/import", auth.Strict, f(pp.Import)},
 		{http.MethodGet, "/api/search", auth.StrictWithOwnerOverride, f(h.Search.Search)},
 		{http.MethodPost, "/api/papers/upload", auth.Strict, f(upload)},
+		{http.MethodPost, "/api/papers/{id}/ingest", auth.StrictWithOwnerOverride, f(ingestURL)},
 		{http.MethodGet, "/api/search/chunks", auth.StrictWithOwnerOverride, f(h.Passages.SearchChunks)},
 		{http.MethodGet, "/api/library/export", auth.Strict, f(pp.Export)},
 

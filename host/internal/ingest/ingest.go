@@ -90,16 +90,17 @@ func (s *Store) Put(r io.Reader) (string, int64, error) {
 
 var errNotPDF = errors.New("ingest: not a PDF")
 
-// API serves POST /api/papers/upload.
+// API serves POST /api/papers/upload and POST /api/papers/{id}/ingest.
 type API struct {
-	pool  *pgxpool.Pool
-	store *Store
-	queue *jobs.Service
+	pool    *pgxpool.Pool
+	store   *Store
+	queue   *jobs.Service
+	fetcher *Fetcher
 }
 
-// NewAPI returns the upload API.
-func NewAPI(pool *pgxpool.Pool, store *Store, queue *jobs.Service) *API {
-	return &API{pool: pool, store: store, queue: queue}
+// NewAPI returns the upload API; fetcher downloads PDFs from links.
+func NewAPI(pool *pgxpool.Pool, store *Store, queue *jobs.Service, fetcher *Fetcher) *API {
+	return &API{pool: pool, store: store, queue: queue, fetcher: fetcher}
 }
 
 // UploadResult is the answer to an upload.

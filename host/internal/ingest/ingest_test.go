@@ -22,6 +22,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 )
@@ -51,7 +52,7 @@ func setup(t *testing.T) *bundle {
 	require.NoError(t, err)
 	require.NoError(t, queue.Start(ctx))
 	t.Cleanup(func() { _ = queue.Stop(context.Background()) })
-	b.queue, b.api = queue, NewAPI(pool, store, queue)
+	b.queue, b.api = queue, NewAPI(pool, store, queue, NewFetcher(netguard.PublicOnly))
 	return b
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"syscall"
 )
 
 // reserved are special-purpose ranges netip has no predicate for.
@@ -81,6 +82,29 @@ func CheckHost(ctx context.Context, r Resolver, host string, allowPrivate bool) 
 		if why := Why(a); why != "" {
 			return fmt.Errorf("netguard: %s resolves to %s, a %s", host, a, why)
 		}
+	}
+	return nil
+}
+
+// DialControl returns a net.Dialer Control function that refuses to connect to any
+// address check rejects. It runs on the address actually dialed, after name
+// resolution and on every redirect, so neither a redirect nor a DNS answer that
+// changes between check and use (rebinding) can reach an internal address. check is
+// usually PublicOnly.
+func DialControl(check func(netip.AddrPort) error) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("netguard: refusing %s: %w", address, err)
+		}
+		return check(ap)
+	}
+}
+
+// PublicOnly refuses every address that is not public unicast (see Why).
+func PublicOnly(ap netip.AddrPort) error {
+	if why := Why(ap.Addr()); why != "" {
+		return fmt.Errorf("netguard: refusing to connect to %s, a %s", ap.Addr(), why)
 	}
 	return nil
 }
