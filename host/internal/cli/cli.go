@@ -28,6 +28,8 @@ commands:
   version   print the version and the schema version this binary expects
   config    rotate-key [--apply]: re-seal secrets from SERVICE_CONFIG_KEY_OLD to
             SERVICE_CONFIG_KEY (a dry run without --apply)
+  import    --user EMAIL <folder>: ingest every PDF under folder into that user's
+            library, with a progress bar and a summary
   plugins   list | check [--plugin NAME]: the plugins of plugins.toml, and the
             SDK conformance checks run against each
   fsrs      replay <log.csv> | fit <log.csv>: FSRS-6 memory states and parameter
@@ -61,6 +63,8 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) 
 		return runFSRS(ctx, rest, env, stdout, stderr)
 	case "plugins":
 		return runPlugins(ctx, rest, env, stdout, stderr)
+	case "import":
+		return runImport(ctx, rest, env, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

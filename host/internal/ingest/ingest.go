@@ -145,15 +145,8 @@ func (a *API) Upload(w http.ResponseWriter, r *http.Request) {
 	}
 	var res UploadResult
 	err = pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(r.Context(), `
-			INSERT INTO papers (title, source, discovered_by, visibility, metadata)
-			VALUES ($1, 'upload', $2, 'private', jsonb_build_object('upload', jsonb_build_object(
-			        'sha256', $3::text, 'filename', $4::text, 'bytes', $5::bigint, 'state', 'pending')))
-			RETURNING id`, title, user, sum, header.Filename, size).Scan(&res.PaperID)
-		if err != nil {
-			return err
-		}
-		if err := papers.AddToLibraryTx(r.Context(), tx, user, res.PaperID, "upload"); err != nil {
+		var err error
+		if res.PaperID, err = CreateUploadTx(r.Context(), tx, user, title, header.Filename, sum, size); err != nil {
 			return err
 		}
 		res.Job, err = a.queue.EnqueueTx(r.Context(), tx, user, Args{PaperID: res.PaperID, SHA256: sum})
@@ -164,6 +157,24 @@ func (a *API) Upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	respond.JSON(w, http.StatusAccepted, res)
+}
+
+// CreateUploadTx creates the paper of a user's own PDF, private to them, and puts it
+// into their library, in the caller's transaction.
+func CreateUploadTx(ctx context.Context, tx pgx.Tx, user uuid.UUID, title, filename, sum string, size int64) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := tx.QueryRow(ctx, `
+		INSERT INTO papers (title, source, discovered_by, visibility, metadata)
+		VALUES ($1, 'upload', $2, 'private', jsonb_build_object('upload', jsonb_build_object(
+		        'sha256', $3::text, 'filename', $4::text, 'bytes', $5::bigint, 'state', 'pending')))
+		RETURNING id`, title, user, sum, filename, size).Scan(&id)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("ingest: create paper: %w", err)
+	}
+	if err := papers.AddToLibraryTx(ctx, tx, user, id, "upload"); err != nil {
+		return uuid.Nil, err
+	}
+	return id, nil
 }
 
 // Worker runs ingest.pdf.
@@ -189,44 +200,62 @@ var reasons = []struct {
 	{pdftext.ErrTooManyPages, "pdf_too_long", "The PDF has more than 500 pages."},
 }
 
-// Work extracts, chunks and stores one paper's PDF. A PDF that cannot be read
-// deletes the paper the upload created (with its library row) and fails the job
-// with the reason; nothing of it stays.
+// Outcome is what one ingest did.
+type Outcome struct {
+	Pages      int    `json:"pages"`
+	Chunks     int    `json:"chunks"`
+	Title      string `json:"title"`
+	References int    `json:"references"`
+}
+
+// Work extracts, chunks and stores one paper's PDF (see Ingest).
 func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
-	owner := jobs.OwnerOf(job.JobRow)
-	args := job.Args
+	out, err := w.Ingest(ctx, job.Args, jobs.OwnerOf(job.JobRow), func(step int, msg string) {
+		_ = jobs.ReportProgress(ctx, int64(step), 3, msg)
+	})
+	if err != nil {
+		return err
+	}
+	return jobs.SetResult(ctx, map[string]any{"paper_id": job.Args.PaperID, "pages": out.Pages, "chunks": out.Chunks,
+		"title": out.Title, "references": out.References})
+}
+
+// Ingest reads the stored PDF of args, splits it and stores text, chunks and
+// citation edges, reporting each step to progress. A PDF that cannot be read
+// deletes the paper an upload by owner created (with its library row) and returns a
+// jobs.PublicError with the reason; nothing of it stays.
+func (w *Worker) Ingest(ctx context.Context, args Args, owner uuid.UUID, progress func(step int, msg string)) (Outcome, error) {
 	extract := w.Extract
 	if extract == nil {
 		extract = pdftext.ExtractFile
 	}
-	_ = jobs.ReportProgress(ctx, 0, 3, "reading the PDF")
+	progress(0, "reading the PDF")
 	doc, err := extract(ctx, w.Store.Path(args.SHA256), nil)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return Outcome{}, ctx.Err()
 		}
 		for _, r := range reasons {
 			if errors.Is(err, r.err) {
 				if derr := w.discard(ctx, args.PaperID, owner); derr != nil {
-					return derr
+					return Outcome{}, derr
 				}
-				return jobs.NewPublicError(r.code, r.text, err)
+				return Outcome{}, jobs.NewPublicError(r.code, r.text, err)
 			}
 		}
-		return fmt.Errorf("ingest: extract: %w", err)
+		return Outcome{}, fmt.Errorf("ingest: extract: %w", err)
 	}
-	_ = jobs.ReportProgress(ctx, 1, 3, fmt.Sprintf("splitting %d pages into passages", len(doc.Pages)))
+	progress(1, fmt.Sprintf("splitting %d pages into passages", len(doc.Pages)))
 	chunks, err := chunk.Split(args.PaperID.String(), doc, nil)
 	if err != nil {
-		return fmt.Errorf("ingest: chunk: %w", err)
+		return Outcome{}, fmt.Errorf("ingest: chunk: %w", err)
 	}
-	_ = jobs.ReportProgress(ctx, 2, 3, fmt.Sprintf("storing %d passages", len(chunks)))
+	progress(2, fmt.Sprintf("storing %d passages", len(chunks)))
 	if err := w.save(ctx, args, owner, doc, chunks); err != nil {
-		return err
+		return Outcome{}, err
 	}
-	_ = jobs.ReportProgress(ctx, 3, 3, "done")
-	return jobs.SetResult(ctx, map[string]any{"paper_id": args.PaperID, "pages": len(doc.Pages), "chunks": len(chunks),
-		"title": doc.Title, "references": len(doc.References)})
+	progress(3, "done")
+	return Outcome{Pages: len(doc.Pages), Chunks: len(chunks), Title: doc.Title, References: len(doc.References)}, nil
 }
 
 // discard removes the paper an upload created when its PDF is unusable: only a

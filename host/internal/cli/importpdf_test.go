@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/dbtest"
+	"github.com/lectern-research/lectern/host/internal/fixturetest"
+)
+
+func TestImportAFolderOfPDFs(t *testing.T) {
+	t.Parallel()
+	pdf := fixturetest.Read(t, "pdfs/hindawi_rrp_2010_157939_with_groundtruth.pdf")
+	folder := t.TempDir()
+	write := func(name string, b []byte) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(folder, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(folder, name), b, 0o644))
+	}
+	write("a/paper.pdf", pdf)
+	write("b/same-paper-again.PDF", pdf)
+	write("cut.pdf", pdf[:len(pdf)/4])
+	write("fake.pdf", []byte("<html>not a pdf</html>"))
+	write("notes.txt", []byte("ignored"))
+
+	_, dbURL := dbtest.NewEmptyDB(t)
+	env := lookup(map[string]string{"DATABASE_URL": dbURL, "LECTERN_DATA_DIR": t.TempDir()})
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, Run(context.Background(), []string{"migrate"}, env, &out, &errOut), errOut.String())
+	pool, err := pgxpool.New(context.Background(), dbURL)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, err = pool.Exec(context.Background(), `INSERT INTO users (email) VALUES ('ann@example.org')`)
+	require.NoError(t, err)
+
+	out.Reset()
+	errOut.Reset()
+	code := Run(context.Background(), []string{"import", "--user", "ann@example.org", folder}, env, &out, &errOut)
+	require.Equal(t, 1, code, "failures make the exit code non-zero")
+	require.Contains(t, out.String(), "4 PDF(s): 1 ingested, 1 duplicate(s), 2 failed")
+	require.Contains(t, out.String(), "cut.pdf: The PDF is damaged or cut short")
+	require.Contains(t, out.String(), "fake.pdf: ingest: not a PDF")
+	require.Contains(t, errOut.String(), "4/4")
+
+	var papers, chunks int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM papers), (SELECT count(*) FROM paper_chunks)`).Scan(&papers, &chunks))
+	require.Equal(t, 1, papers, "the failed ones left nothing")
+	require.Positive(t, chunks)
+
+	require.Equal(t, 2, Run(context.Background(), []string{"import", folder}, env, &out, &errOut), "--user is required")
+}
