@@ -16,6 +16,7 @@ import (
 	"github.com/lectern-research/lectern/sdk/paper"
 	"github.com/lectern-research/lectern/sdk/protocol"
 	"github.com/lectern-research/lectern/sdk/source"
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
 
 // version is the arXiv plugin's own version.
@@ -44,7 +45,9 @@ type settings struct {
 	baseURL    string
 	oaiBaseURL string
 	recentAPI  string
-	client     clientConfig
+	policy     sourcehttp.Policy
+	// userAgent is set per call, from the call's credentials.
+	userAgent string
 }
 
 func defaultSettings() settings {
@@ -52,13 +55,16 @@ func defaultSettings() settings {
 		baseURL:    defaultBaseURL,
 		oaiBaseURL: defaultOAIBaseURL,
 		recentAPI:  defaultRecentAPI,
-		client: clientConfig{
-			Interval:    defaultInterval,
-			MaxAttempts: defaultMaxAttempts,
-			BackoffBase: defaultBackoffBase,
-			MaxBackoff:  defaultMaxBackoff,
-			Timeout:     defaultTimeout,
-		},
+		policy:     policy(defaultInterval, defaultMaxAttempts, defaultBackoffBase, defaultMaxBackoff, defaultTimeout),
+	}
+}
+
+// policy is the client policy of the settings: max_backoff also caps the
+// Retry-After a call waits through, and a rate limit holds back every call.
+func policy(interval time.Duration, maxAttempts int, backoff, maxBackoff, timeout time.Duration) sourcehttp.Policy {
+	return sourcehttp.Policy{
+		Interval: interval, MaxAttempts: maxAttempts, Backoff: backoff, MaxBackoff: maxBackoff, Jitter: 0.1,
+		MaxRetryAfter: maxBackoff, Timeout: timeout, HoldOnRateLimit: true,
 	}
 }
 
@@ -79,7 +85,7 @@ func defaultSettings() settings {
 // Credentials (per call, optional): mailto, added to the User-Agent.
 type Arxiv struct {
 	log    *slog.Logger
-	client *client
+	client *sourcehttp.Client
 	chunks chunkCache
 
 	mu  sync.RWMutex
@@ -90,7 +96,8 @@ var _ source.Source = (*Arxiv)(nil)
 
 // New returns the arXiv source with its default settings.
 func New(log *slog.Logger) *Arxiv {
-	return &Arxiv{log: log, client: newClient(log), set: defaultSettings()}
+	s := defaultSettings()
+	return &Arxiv{log: log, client: newClient(log, s.policy), set: s}
 }
 
 // Describe names the plugin.
@@ -120,18 +127,16 @@ func (a *Arxiv) Configure(_ context.Context, req *protocol.ConfigureRequest) (*p
 			}
 			s.recentAPI = api
 		case "rate_interval":
-			s.client.Interval, err = durationSetting(k, v)
+			s.policy.Interval, err = sourcehttp.DurationSetting(k, v)
 		case "max_attempts":
-			s.client.MaxAttempts, err = intSetting(k, v, 1, 20)
+			s.policy.MaxAttempts, err = sourcehttp.IntSetting(k, v, 1, 20)
 		case "backoff_base":
-			s.client.BackoffBase, err = durationSetting(k, v)
+			s.policy.Backoff, err = sourcehttp.DurationSetting(k, v)
 		case "max_backoff":
-			s.client.MaxBackoff, err = durationSetting(k, v)
+			s.policy.MaxBackoff, err = sourcehttp.DurationSetting(k, v)
+			s.policy.MaxRetryAfter = s.policy.MaxBackoff
 		case "timeout":
-			s.client.Timeout, err = durationSetting(k, v)
-			if err == nil && s.client.Timeout == 0 {
-				err = protocol.BadRequest("setting timeout must be positive")
-			}
+			s.policy.Timeout, err = sourcehttp.PositiveDurationSetting(k, v)
 		default:
 			err = protocol.BadRequest("unknown setting %q (known: base_url, oai_base_url, recent_api, rate_interval, max_attempts, backoff_base, max_backoff, timeout)", k)
 		}
@@ -141,8 +146,9 @@ func (a *Arxiv) Configure(_ context.Context, req *protocol.ConfigureRequest) (*p
 	}
 	a.mu.Lock()
 	a.set = s
+	a.client.SetPolicy(s.policy)
 	a.mu.Unlock()
-	a.log.Info("configured", "base_url", s.baseURL, "oai_base_url", s.oaiBaseURL, "recent_api", s.recentAPI, "rate_interval", s.client.Interval.String(), "max_attempts", s.client.MaxAttempts)
+	a.log.Info("configured", "base_url", s.baseURL, "oai_base_url", s.oaiBaseURL, "recent_api", s.recentAPI, "rate_interval", s.policy.Interval.String(), "max_attempts", s.policy.MaxAttempts)
 	return &protocol.ConfigureResponse{}, nil
 }
 
@@ -150,7 +156,7 @@ func (a *Arxiv) settings(creds map[string]string) settings {
 	a.mu.RLock()
 	s := a.set
 	a.mu.RUnlock()
-	s.client.UserAgent = userAgent(creds)
+	s.userAgent = userAgent(creds)
 	return s
 }
 
@@ -318,18 +324,18 @@ func (a *Arxiv) fetch(ctx context.Context, s settings, q url.Values) (*atomFeed,
 		return nil, protocol.BadRequest("arxiv: base_url %q: %v", s.baseURL, err)
 	}
 	u.RawQuery = q.Encode()
-	resp, err := a.client.get(ctx, s.client, u.String())
+	resp, err := a.get(ctx, s, u.String())
 	if err != nil {
 		return nil, err
 	}
-	feed, perr := parseFeed(resp.body)
+	feed, perr := parseFeed(resp.Body)
 	if perr == nil {
 		if msg, isErr := feed.errorMessage(); isErr {
 			return nil, protocol.BadRequest("arxiv: %s", msg)
 		}
 	}
-	if resp.status != 200 {
-		return nil, errStatus(resp.status, resp.body)
+	if resp.Status != 200 {
+		return nil, errStatus(resp.Status, resp.Body)
 	}
 	if perr != nil {
 		return nil, protocol.Unavailable(perr, "arxiv: unreadable feed: %v", perr)
@@ -683,36 +689,10 @@ func httpsURL(u string) string {
 	return u
 }
 
+// urlSetting reads an absolute http(s) URL, without trailing slashes.
 func urlSetting(k string, v any) (string, error) {
-	s, ok := v.(string)
-	u, err := url.Parse(s)
-	if !ok || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", protocol.BadRequest("setting %s must be an absolute http(s) URL, got %v", k, v)
+	if _, err := sourcehttp.URLSetting(k, v); err != nil {
+		return "", err
 	}
-	return strings.TrimRight(s, "/"), nil
-}
-
-// durationSetting reads a duration given as a string ("3s", "250ms") or as a number
-// of seconds.
-func durationSetting(k string, v any) (time.Duration, error) {
-	switch x := v.(type) {
-	case string:
-		d, err := time.ParseDuration(x)
-		if err == nil && d >= 0 {
-			return d, nil
-		}
-	case float64:
-		if x >= 0 {
-			return time.Duration(x * float64(time.Second)), nil
-		}
-	}
-	return 0, protocol.BadRequest("setting %s must be a non-negative duration such as \"3s\" or a number of seconds, got %v", k, v)
-}
-
-func intSetting(k string, v any, lo, hi int) (int, error) {
-	f, ok := v.(float64)
-	if !ok || f != float64(int(f)) || int(f) < lo || int(f) > hi {
-		return 0, protocol.BadRequest("setting %s must be a whole number from %d to %d, got %v", k, lo, hi, v)
-	}
-	return int(f), nil
+	return strings.TrimRight(v.(string), "/"), nil
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -24,41 +23,6 @@ import (
 	"github.com/lectern-research/lectern/sdk/protocol"
 	"github.com/lectern-research/lectern/sdk/source"
 )
-
-// fixturesDir returns the arXiv recordings: $LECTERN_FIXTURES/arxiv, else
-// ../shared/fixtures/arxiv next to the repository root (the folder holding go.work).
-// The test is skipped when the folder is absent.
-func fixturesDir(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("LECTERN_FIXTURES")
-	if base == "" {
-		dir, err := os.Getwd()
-		require.NoError(t, err)
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				t.Skipf("no go.work above the test directory, so no fixtures folder ../shared/fixtures; set LECTERN_FIXTURES")
-			}
-			dir = parent
-		}
-		base = filepath.Join(dir, "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(base, "arxiv")
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skipf("fixtures folder %s is absent", dir)
-	}
-	return dir
-}
-
-func readFixture(t *testing.T, dir, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	require.NoError(t, err)
-	return b
-}
 
 // fastSettings point both endpoints at the server root and turn pacing and
 // backoff down for tests.
@@ -126,7 +90,7 @@ func requireWellFormed(t *testing.T, papers []paper.Paper) {
 // case fails the test.
 func TestFixtures(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "arxiv")
 
 	type call func(ctx context.Context, a *Arxiv) (*source.Page, error)
 	get := func(ids paper.IDs) call {
@@ -282,9 +246,9 @@ func TestFixtures(t *testing.T) {
 			t.Parallel()
 			var oai [][]byte
 			if tc.oaiFixture != "" {
-				oai = append(oai, readFixture(t, dir, tc.oaiFixture))
+				oai = append(oai, plugintest.ReadFixture(t, dir, tc.oaiFixture))
 			}
-			b := setup(t, tc.status, readFixture(t, dir, tc.fixture), oai...)
+			b := setup(t, tc.status, plugintest.ReadFixture(t, dir, tc.fixture), oai...)
 			page, err := tc.call(t.Context(), b.src)
 			got := <-b.requests
 			for k, v := range tc.wantQuery {
@@ -312,9 +276,9 @@ func names(as []paper.Author) []string {
 
 func TestErrorFeedOnSearchIsBadRequest(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "arxiv")
 	// arXiv has answered its error feed with HTTP 200 too; the feed decides.
-	b := setup(t, 200, readFixture(t, dir, "query_error_400_incorrect_id_abc.xml"))
+	b := setup(t, 200, plugintest.ReadFixture(t, dir, "query_error_400_incorrect_id_abc.xml"))
 	_, err := b.src.Search(t.Context(), &source.SearchRequest{Query: "x"})
 	require.ErrorIs(t, err, protocol.ErrBadRequest)
 	require.Contains(t, err.Error(), "incorrect id format for abc")
@@ -450,26 +414,11 @@ func TestConfigure(t *testing.T) {
 // flaky answers the scripted statuses in turn, then the fixture.
 func flaky(t *testing.T, body []byte, script ...func(w http.ResponseWriter)) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		i := int(n.Add(1)) - 1
-		if i < len(script) {
-			script[i](w)
-			return
-		}
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n
+	return plugintest.Scripted(t, plugintest.Reply(http.StatusOK, "", "", string(body)), script...)
 }
 
 func status(code int, retryAfter string) func(w http.ResponseWriter) {
-	return func(w http.ResponseWriter) {
-		if retryAfter != "" {
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		w.WriteHeader(code)
-	}
+	return plugintest.Reply(code, retryAfter, "", "")
 }
 
 func configured(t *testing.T, baseURL string, extra map[string]any) *Arxiv {
@@ -486,8 +435,8 @@ func configured(t *testing.T, baseURL string, extra map[string]any) *Arxiv {
 
 func TestRetries(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
-	body := readFixture(t, dir, "query_id_2104.12255v1_versioned.xml")
+	dir := plugintest.FixturesDir(t, "arxiv")
+	body := plugintest.ReadFixture(t, dir, "query_id_2104.12255v1_versioned.xml")
 	get := func(a *Arxiv) error {
 		_, err := a.Get(t.Context(), &source.GetRequest{IDs: paper.IDs{ArXivID: "2104.12255v1"}})
 		return err
@@ -646,7 +595,7 @@ func fakeArxiv(t *testing.T, dir string) *httptest.Server {
 	files, err := filepath.Glob(filepath.Join(dir, "*.xml"))
 	require.NoError(t, err)
 	for _, f := range files {
-		for _, e := range entryRE.FindAllString(string(readFixture(t, dir, filepath.Base(f))), -1) {
+		for _, e := range entryRE.FindAllString(string(plugintest.ReadFixture(t, dir, filepath.Base(f))), -1) {
 			id := cleanArxivID(idRE.FindStringSubmatch(e)[1])
 			if strings.Contains(e, errorsID) || seen[id] {
 				continue
@@ -655,7 +604,7 @@ func fakeArxiv(t *testing.T, dir string) *httptest.Server {
 			pool = append(pool, entry{id, e})
 		}
 	}
-	errFeed := readFixture(t, dir, "query_error_400_incorrect_id_abc.xml")
+	errFeed := plugintest.ReadFixture(t, dir, "query_error_400_incorrect_id_abc.xml")
 	feed := func(w http.ResponseWriter, entries []entry, total, start int) {
 		w.Header().Set("Content-Type", "application/atom+xml")
 		fmt.Fprintf(w, `<?xml version='1.0' encoding='UTF-8'?>
@@ -706,7 +655,7 @@ func fakeArxiv(t *testing.T, dir string) *httptest.Server {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "arxiv")
 	srv := fakeArxiv(t, dir)
 	bin := plugintest.Build(t, ".")
 	for _, api := range []string{recentOAI, recentQuery} {

@@ -159,11 +159,11 @@ func (a *Arxiv) oaiFetch(ctx context.Context, s settings, q url.Values) (*oaiRes
 		return nil, protocol.BadRequest("arxiv: oai_base_url %q: %v", s.oaiBaseURL, err)
 	}
 	u.RawQuery = q.Encode()
-	resp, err := a.client.get(ctx, s.client, u.String())
+	resp, err := a.get(ctx, s, u.String())
 	if err != nil {
 		return nil, err
 	}
-	r, perr := parseOAI(resp.body)
+	r, perr := parseOAI(resp.Body)
 	if perr == nil && len(r.Errors) > 0 {
 		for _, e := range r.Errors {
 			if e.Code != oaiNoRecordsMatch {
@@ -172,8 +172,8 @@ func (a *Arxiv) oaiFetch(ctx context.Context, s settings, q url.Values) (*oaiRes
 		}
 		return r, nil
 	}
-	if resp.status != 200 {
-		return nil, errStatus(resp.status, resp.body)
+	if resp.Status != 200 {
+		return nil, errStatus(resp.Status, resp.Body)
 	}
 	if perr != nil {
 		return nil, protocol.Unavailable(perr, "arxiv: unreadable OAI-PMH response: %v", perr)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/sdk/paper"
+	"github.com/lectern-research/lectern/sdk/plugintest"
 	"github.com/lectern-research/lectern/sdk/protocol"
 	"github.com/lectern-research/lectern/sdk/source"
 )
@@ -39,7 +40,7 @@ func (s *oaiServer) requests() []url.Values {
 
 func newOAIServer(t *testing.T, dir string, respond func(w http.ResponseWriter, q url.Values)) *oaiServer {
 	t.Helper()
-	empty := readFixture(t, dir, "query_empty_result_id_0000.0000.xml")
+	empty := plugintest.ReadFixture(t, dir, "query_empty_result_id_0000.0000.xml")
 	s := &oaiServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/oai2" {
@@ -77,7 +78,7 @@ func ids(ps []paper.Paper) []string {
 // ask for it. A new oai_* recording without a case fails the test.
 func TestOAIFixtures(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "arxiv")
 	since := time.Date(2014, 10, 1, 12, 0, 0, 0, time.UTC)
 
 	type call func(ctx context.Context, a *Arxiv) (*source.Page, error)
@@ -201,7 +202,7 @@ func TestOAIFixtures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newOAIServer(t, dir, answer(readFixture(t, dir, tc.fixture)))
+			srv := newOAIServer(t, dir, answer(plugintest.ReadFixture(t, dir, tc.fixture)))
 			a := configured(t, srv.URL, nil)
 			page, err := tc.call(t.Context(), a)
 			reqs := srv.requests()
@@ -229,8 +230,8 @@ func TestOAIFixtures(t *testing.T) {
 // its resumption token.
 func TestParseListRecords(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
-	r, err := parseOAI(readFixture(t, dir, "oai_listrecords_arxivraw_with_resumptiontoken.xml"))
+	dir := plugintest.FixturesDir(t, "arxiv")
+	r, err := parseOAI(plugintest.ReadFixture(t, dir, "oai_listrecords_arxivraw_with_resumptiontoken.xml"))
 	require.NoError(t, err)
 	require.Empty(t, r.Errors)
 	require.Equal(t, "2015-01-06T20:49:59Z", r.ResponseDate)
@@ -333,9 +334,9 @@ func chunk(token string, records ...string) []byte {
 // first set only, and the end.
 func TestRecentOAIPaging(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
-	first := readFixture(t, dir, "oai_listrecords_arxivraw_with_resumptiontoken.xml")
-	crossListed := recordRE.FindString(string(readFixture(t, dir, "oai_getrecord_arxivraw_1302.2146.xml"))) // hep-ph and hep-ex
+	dir := plugintest.FixturesDir(t, "arxiv")
+	first := plugintest.ReadFixture(t, dir, "oai_listrecords_arxivraw_with_resumptiontoken.xml")
+	crossListed := recordRE.FindString(string(plugintest.ReadFixture(t, dir, "oai_getrecord_arxivraw_1302.2146.xml"))) // hep-ph and hep-ex
 	srv := newOAIServer(t, dir, func(w http.ResponseWriter, q url.Values) {
 		switch {
 		case q.Get("resumptionToken") == "726959|1001":
@@ -379,8 +380,8 @@ func TestRecentOAIPaging(t *testing.T) {
 
 func TestRecentOAICursors(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
-	srv := newOAIServer(t, dir, answer(readFixture(t, dir, "oai_error_noRecordsMatch.xml")))
+	dir := plugintest.FixturesDir(t, "arxiv")
+	srv := newOAIServer(t, dir, answer(plugintest.ReadFixture(t, dir, "oai_error_noRecordsMatch.xml")))
 	a := configured(t, srv.URL, nil)
 	for _, c := range []string{"25", "oai:set=math&token=x", "oai:set=cs&skip=-1", "oai:%zz", "lectern-conformance-bogus-cursor"} {
 		t.Run(c, func(t *testing.T) {
@@ -394,8 +395,8 @@ func TestRecentOAICursors(t *testing.T) {
 
 func TestOAIFlowControl(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
-	body := readFixture(t, dir, "oai_listrecords_arxivraw_with_resumptiontoken.xml")
+	dir := plugintest.FixturesDir(t, "arxiv")
+	body := plugintest.ReadFixture(t, dir, "oai_listrecords_arxivraw_with_resumptiontoken.xml")
 	recent := func(a *Arxiv) (*source.Page, error) {
 		return a.Recent(t.Context(), &source.RecentRequest{Categories: []string{"math.AG"}})
 	}
@@ -444,7 +445,7 @@ func TestOAIFlowControl(t *testing.T) {
 // recorded answering, to the typed errors.
 func TestOAIErrorCodes(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "arxiv")
 	tests := []struct {
 		code string
 		want *protocol.Error
@@ -474,7 +475,7 @@ func TestOAIErrorCodes(t *testing.T) {
 
 func TestRecentAPIChoice(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "arxiv")
 	tests := []struct {
 		name       string
 		api        string
@@ -490,7 +491,7 @@ func TestRecentAPIChoice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			paths := make(chan string, 4)
-			oai, feed := readFixture(t, dir, "oai_error_noRecordsMatch.xml"), readFixture(t, dir, "query_empty_result_id_0000.0000.xml")
+			oai, feed := plugintest.ReadFixture(t, dir, "oai_error_noRecordsMatch.xml"), plugintest.ReadFixture(t, dir, "query_empty_result_id_0000.0000.xml")
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				paths <- r.URL.Path
 				if r.URL.Path == "/oai2" {
@@ -607,7 +608,7 @@ func fakeOAI(t *testing.T, dir string) (*httptest.Server, *atomic.Int32) {
 	setRE := regexp.MustCompile(`<setSpec>(.*?)</setSpec>`)
 	var pool []record
 	for _, f := range []string{"oai_listrecords_arxivraw_with_resumptiontoken.xml", "oai_getrecord_arxivraw_1302.2146.xml"} {
-		for _, r := range recordRE.FindAllString(string(readFixture(t, dir, f)), -1) {
+		for _, r := range recordRE.FindAllString(string(plugintest.ReadFixture(t, dir, f)), -1) {
 			rec := record{id: idRE.FindStringSubmatch(r)[1], xml: r}
 			for _, m := range setRE.FindAllStringSubmatch(r, -1) {
 				rec.sets = append(rec.sets, m[1])
@@ -615,9 +616,9 @@ func fakeOAI(t *testing.T, dir string) (*httptest.Server, *atomic.Int32) {
 			pool = append(pool, rec)
 		}
 	}
-	noRecords := readFixture(t, dir, "oai_error_noRecordsMatch.xml")
-	noID := readFixture(t, dir, "oai_error_idDoesNotExist.xml")
-	badToken := readFixture(t, dir, "oai_error_badResumptionToken.xml")
+	noRecords := plugintest.ReadFixture(t, dir, "oai_error_noRecordsMatch.xml")
+	noID := plugintest.ReadFixture(t, dir, "oai_error_idDoesNotExist.xml")
+	badToken := plugintest.ReadFixture(t, dir, "oai_error_badResumptionToken.xml")
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
@@ -674,7 +675,7 @@ func fakeOAI(t *testing.T, dir string) (*httptest.Server, *atomic.Int32) {
 // record once.
 func TestFakeOAIHarvest(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "arxiv")
 	srv, _ := fakeOAI(t, dir)
 	a := New(slog.New(slog.DiscardHandler))
 	_, err := a.Configure(t.Context(), &protocol.ConfigureRequest{Settings: map[string]any{
