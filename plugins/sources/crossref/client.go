@@ -4,216 +4,48 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lectern-research/lectern/sdk/protocol"
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
 
-// maxBody bounds how much of one response the client reads.
-const maxBody = 32 << 20
-
-// clientConfig is the part of the settings the HTTP client needs, captured per call
-// so that a concurrent Configure never changes a request half-way.
-type clientConfig struct {
-	// Interval is the least time between the starts of two requests, across all
-	// concurrent calls.
-	Interval time.Duration
-	// MaxAttempts bounds the tries of one request (first try included).
-	MaxAttempts int
-	// BackoffBase is the first retry's wait; each further retry doubles it.
-	BackoffBase time.Duration
-	// MaxBackoff caps one wait, and is the longest Retry-After the client sleeps
-	// through before giving the rate-limit error back to the caller.
-	MaxBackoff time.Duration
-	// Timeout bounds one attempt.
-	Timeout time.Duration
-	// UserAgent is sent with every request.
-	UserAgent string
-	// PlusToken is a Metadata Plus API key, sent as Crossref-Plus-API-Token when
-	// set.
-	PlusToken string
-	// Slots bounds the requests in flight at once (Crossref limits concurrency per
-	// pool); nil means no bound.
-	Slots chan struct{}
+// newClient returns the HTTP client for the Crossref API: one shared pacer, a
+// bound on the requests in flight (Crossref limits concurrency per pool) and
+// bounded retries with exponential backoff on 429 and 5xx answers, honouring
+// Retry-After (a 429's holds back every call).
+func newClient(log *slog.Logger, p sourcehttp.Policy) *sourcehttp.Client {
+	return sourcehttp.New(sourcehttp.Config{
+		Name:   "crossref",
+		Policy: p,
+		Logger: log,
+		Header: http.Header{"Accept": {"application/json"}},
+	})
 }
 
-// response is a fully read HTTP response.
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// client is the thin HTTP client for the crossref API: one shared pacing limiter
-// and bounded retries with
-// exponential backoff on 429 and 5xx answers, honouring Retry-After.
-type client struct {
-	http *http.Client
-	lim  *limiter
-	log  *slog.Logger
-}
-
-func newClient(log *slog.Logger) *client {
-	return &client{http: &http.Client{}, lim: &limiter{}, log: log}
-}
-
-// get fetches rawURL, retrying 429, 5xx and network failures. Any other status is
-// returned to the caller to interpret. It fails with ctx.Err() when ctx ends, with a
-// protocol RateLimited error when 429s outlast the attempts, and with a protocol
-// Unavailable error when 5xx answers or network failures do.
-func (c *client) get(ctx context.Context, cfg clientConfig, rawURL string) (*response, error) {
-	var lastErr error
-	for attempt := 1; ; attempt++ {
-		if err := c.lim.wait(ctx, cfg.Interval); err != nil {
-			return nil, err
-		}
-		resp, err := c.once(ctx, cfg, rawURL)
-		wait := backoff(cfg, attempt)
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			lastErr = protocol.Unavailable(err, "crossref: request failed: %v", err)
-		case resp.status == http.StatusTooManyRequests:
-			ra := retryAfter(resp.header, time.Now())
-			lastErr = protocol.RateLimited(ra, "crossref: rate limited (HTTP 429)")
-			if ra > 0 {
-				c.lim.pause(ra)
-				wait = ra
-			}
-		case resp.status >= 500:
-			ra := retryAfter(resp.header, time.Now())
-			lastErr = protocol.Unavailable(nil, "crossref: upstream answered HTTP %d", resp.status)
-			if ra > 0 {
-				wait = ra
-			}
-		default:
-			return resp, nil
-		}
-		if attempt >= cfg.MaxAttempts || wait > cfg.MaxBackoff {
-			return nil, lastErr
-		}
-		c.log.DebugContext(ctx, "retrying", "attempt", attempt, "wait", wait.String(), "error", lastErr.Error())
-		if err := sleep(ctx, wait); err != nil {
-			return nil, err
-		}
+// policy is the client policy of the settings: max_backoff also caps the
+// Retry-After a call waits through, and a rate limit holds back every call.
+func policy(interval time.Duration, maxInFlight, maxAttempts int, backoff, maxBackoff, timeout time.Duration) sourcehttp.Policy {
+	return sourcehttp.Policy{
+		Interval: interval, MaxAttempts: maxAttempts, Backoff: backoff, MaxBackoff: maxBackoff, Jitter: 0.1,
+		MaxRetryAfter: maxBackoff, Timeout: timeout, MaxInFlight: maxInFlight, HoldOnRateLimit: true,
 	}
 }
 
-func (c *client) once(ctx context.Context, cfg clientConfig, rawURL string) (*response, error) {
-	actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, fmt.Errorf("crossref: build request: %w", err)
+// get fetches rawURL with the call's User-Agent and Metadata Plus token. It fails
+// with ctx.Err() when ctx ends, with a protocol RateLimited error when 429s outlast
+// the attempts (or ask for longer than max_backoff), and with a protocol
+// Unavailable error when 5xx answers or network failures do; any other status is
+// returned to the caller.
+func (c *Crossref) get(ctx context.Context, cl call, rawURL string) (*sourcehttp.Response, error) {
+	h := http.Header{"User-Agent": {cl.userAgent}}
+	if cl.plusToken != "" {
+		h.Set("Crossref-Plus-API-Token", "Bearer "+cl.plusToken)
 	}
-	req.Header.Set("User-Agent", cfg.UserAgent)
-	if cfg.PlusToken != "" {
-		req.Header.Set("Crossref-Plus-API-Token", "Bearer "+cfg.PlusToken)
-	}
-	if cfg.Slots != nil {
-		select {
-		case cfg.Slots <- struct{}{}:
-			defer func() { <-cfg.Slots }()
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	req.Header.Set("Accept", "application/json")
-	res, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("crossref: get: %w", err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
-	if err != nil {
-		return nil, fmt.Errorf("crossref: read body: %w", err)
-	}
-	return &response{status: res.StatusCode, header: res.Header, body: body}, nil
-}
-
-// backoff is the wait before retry number attempt: BackoffBase doubled per
-// attempt, capped at MaxBackoff, with up to 10% jitter.
-func backoff(cfg clientConfig, attempt int) time.Duration {
-	d := cfg.BackoffBase
-	for i := 1; i < attempt && d < cfg.MaxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, cfg.MaxBackoff)
-	if d > 0 {
-		d += time.Duration(rand.Int64N(int64(d)/10 + 1))
-	}
-	return d
-}
-
-// retryAfter reads a Retry-After header (seconds or an HTTP date); 0 when absent.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		return max(time.Duration(secs)*time.Second, 0)
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return 0
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// limiter spaces request starts at least an interval apart across goroutines. Each
-// caller reserves the next free slot, then sleeps until it.
-type limiter struct {
-	mu   sync.Mutex
-	next time.Time
-}
-
-func (l *limiter) wait(ctx context.Context, interval time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	now := time.Now()
-	at := l.next
-	if at.Before(now) {
-		at = now
-	}
-	l.next = at.Add(interval)
-	l.mu.Unlock()
-	return sleep(ctx, time.Until(at))
-}
-
-// pause holds every caller back for d (an upstream Retry-After).
-func (l *limiter) pause(d time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if until := time.Now().Add(d); until.After(l.next) {
-		l.next = until
-	}
+	return c.client.Do(ctx, &sourcehttp.Request{URL: rawURL, Header: h})
 }
 
 // errStatus maps an unexpected HTTP status to the typed errors. Crossref answers

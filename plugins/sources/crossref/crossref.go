@@ -15,6 +15,7 @@ import (
 	"github.com/lectern-research/lectern/sdk/paper"
 	"github.com/lectern-research/lectern/sdk/protocol"
 	"github.com/lectern-research/lectern/sdk/source"
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
 
 // version is the Crossref plugin's own version.
@@ -33,22 +34,14 @@ const (
 
 // settings are the plugin's Configure settings.
 type settings struct {
-	baseURL        string
-	maxConcurrency int
-	client         clientConfig
+	baseURL string
+	policy  sourcehttp.Policy
 }
 
 func defaultSettings() settings {
 	return settings{
-		baseURL:        defaultBaseURL,
-		maxConcurrency: defaultMaxConcurrency,
-		client: clientConfig{
-			Interval:    defaultInterval,
-			MaxAttempts: defaultMaxAttempts,
-			BackoffBase: defaultBackoffBase,
-			MaxBackoff:  defaultMaxBackoff,
-			Timeout:     defaultTimeout,
-		},
+		baseURL: defaultBaseURL,
+		policy:  policy(defaultInterval, defaultMaxConcurrency, defaultMaxAttempts, defaultBackoffBase, defaultMaxBackoff, defaultTimeout),
 	}
 }
 
@@ -68,18 +61,18 @@ func defaultSettings() settings {
 // Crossref-Plus-API-Token).
 type Crossref struct {
 	log    *slog.Logger
-	client *client
+	client *sourcehttp.Client
 
-	mu    sync.RWMutex
-	set   settings
-	slots chan struct{}
+	mu  sync.RWMutex
+	set settings
 }
 
 var _ source.Source = (*Crossref)(nil)
 
 // New returns the Crossref source with its default settings.
 func New(log *slog.Logger) *Crossref {
-	return &Crossref{log: log, client: newClient(log), set: defaultSettings(), slots: make(chan struct{}, defaultMaxConcurrency)}
+	s := defaultSettings()
+	return &Crossref{log: log, client: newClient(log, s.policy), set: s}
 }
 
 // Describe names the plugin.
@@ -101,20 +94,18 @@ func (c *Crossref) Configure(_ context.Context, req *protocol.ConfigureRequest) 
 		case "base_url":
 			s.baseURL, err = urlSetting(k, v)
 		case "rate_interval":
-			s.client.Interval, err = durationSetting(k, v)
+			s.policy.Interval, err = sourcehttp.DurationSetting(k, v)
 		case "max_concurrency":
-			s.maxConcurrency, err = intSetting(k, v, 1, 100)
+			s.policy.MaxInFlight, err = sourcehttp.IntSetting(k, v, 1, 100)
 		case "max_attempts":
-			s.client.MaxAttempts, err = intSetting(k, v, 1, 20)
+			s.policy.MaxAttempts, err = sourcehttp.IntSetting(k, v, 1, 20)
 		case "backoff_base":
-			s.client.BackoffBase, err = durationSetting(k, v)
+			s.policy.Backoff, err = sourcehttp.DurationSetting(k, v)
 		case "max_backoff":
-			s.client.MaxBackoff, err = durationSetting(k, v)
+			s.policy.MaxBackoff, err = sourcehttp.DurationSetting(k, v)
+			s.policy.MaxRetryAfter = s.policy.MaxBackoff
 		case "timeout":
-			s.client.Timeout, err = durationSetting(k, v)
-			if err == nil && s.client.Timeout == 0 {
-				err = protocol.BadRequest("setting timeout must be positive")
-			}
+			s.policy.Timeout, err = sourcehttp.PositiveDurationSetting(k, v)
 		default:
 			err = protocol.BadRequest("unknown setting %q (known: base_url, rate_interval, max_concurrency, max_attempts, backoff_base, max_backoff, timeout)", k)
 		}
@@ -123,33 +114,31 @@ func (c *Crossref) Configure(_ context.Context, req *protocol.ConfigureRequest) 
 		}
 	}
 	c.mu.Lock()
-	if s.maxConcurrency != c.set.maxConcurrency {
-		c.slots = make(chan struct{}, s.maxConcurrency)
-	}
 	c.set = s
+	c.client.SetPolicy(s.policy)
 	c.mu.Unlock()
-	c.log.Info("configured", "base_url", s.baseURL, "rate_interval", s.client.Interval.String(), "max_concurrency", s.maxConcurrency)
+	c.log.Info("configured", "base_url", s.baseURL, "rate_interval", s.policy.Interval.String(), "max_concurrency", s.policy.MaxInFlight)
 	return &protocol.ConfigureResponse{}, nil
 }
 
 // call is one request's settings and credentials.
 type call struct {
-	s      settings
-	mailto string
+	s         settings
+	mailto    string
+	plusToken string
+	userAgent string
 }
 
 func (c *Crossref) call(creds map[string]string) call {
 	c.mu.RLock()
-	s, slots := c.set, c.slots
+	s := c.set
 	c.mu.RUnlock()
-	cl := call{s: s, mailto: strings.TrimSpace(creds["mailto"])}
-	cl.s.client.Slots = slots
-	cl.s.client.PlusToken = strings.TrimSpace(creds["api_key"])
+	cl := call{s: s, mailto: strings.TrimSpace(creds["mailto"]), plusToken: strings.TrimSpace(creds["api_key"])}
 	ua := "lectern-crossref/" + version + " (https://github.com/lectern-research/lectern"
 	if cl.mailto != "" {
 		ua += "; mailto:" + cl.mailto
 	}
-	cl.s.client.UserAgent = ua + ")"
+	cl.userAgent = ua + ")"
 	return cl
 }
 
@@ -322,14 +311,14 @@ func (c *Crossref) getJSON(ctx context.Context, cl call, path string, q url.Valu
 		q.Set("mailto", cl.mailto)
 	}
 	u.RawQuery = q.Encode()
-	resp, err := c.client.get(ctx, cl.s.client, u.String())
+	resp, err := c.get(ctx, cl, u.String())
 	if err != nil {
 		return err
 	}
-	if resp.status != 200 {
-		return errStatus(resp.status, resp.body)
+	if resp.Status != 200 {
+		return errStatus(resp.Status, resp.Body)
 	}
-	if err := json.Unmarshal(resp.body, into); err != nil {
+	if err := json.Unmarshal(resp.Body, into); err != nil {
 		return protocol.Unavailable(err, "crossref: unreadable answer: %v", err)
 	}
 	return nil
@@ -623,36 +612,10 @@ func collapse(s string) string {
 	return strings.TrimSpace(spaceRE.ReplaceAllString(s, " "))
 }
 
+// urlSetting reads an absolute http(s) URL, without trailing slashes.
 func urlSetting(k string, v any) (string, error) {
-	s, ok := v.(string)
-	u, err := url.Parse(s)
-	if !ok || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", protocol.BadRequest("setting %s must be an absolute http(s) URL, got %v", k, v)
+	if _, err := sourcehttp.URLSetting(k, v); err != nil {
+		return "", err
 	}
-	return strings.TrimRight(s, "/"), nil
-}
-
-// durationSetting reads a duration given as a string ("100ms") or as a number of
-// seconds.
-func durationSetting(k string, v any) (time.Duration, error) {
-	switch x := v.(type) {
-	case string:
-		d, err := time.ParseDuration(x)
-		if err == nil && d >= 0 {
-			return d, nil
-		}
-	case float64:
-		if x >= 0 {
-			return time.Duration(x * float64(time.Second)), nil
-		}
-	}
-	return 0, protocol.BadRequest("setting %s must be a non-negative duration such as \"100ms\" or a number of seconds, got %v", k, v)
-}
-
-func intSetting(k string, v any, lo, hi int) (int, error) {
-	f, ok := v.(float64)
-	if !ok || f != float64(int(f)) || int(f) < lo || int(f) > hi {
-		return 0, protocol.BadRequest("setting %s must be a whole number from %d to %d, got %v", k, lo, hi, v)
-	}
-	return int(f), nil
+	return strings.TrimRight(v.(string), "/"), nil
 }

@@ -24,41 +24,6 @@ import (
 	"github.com/lectern-research/lectern/sdk/source"
 )
 
-// fixturesDir returns the Crossref recordings: $LECTERN_FIXTURES/crossref, else
-// ../shared/fixtures/crossref next to the repository root (the folder holding
-// go.work). The test is skipped when the folder is absent.
-func fixturesDir(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("LECTERN_FIXTURES")
-	if base == "" {
-		dir, err := os.Getwd()
-		require.NoError(t, err)
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				t.Skipf("no go.work above the test directory, so no fixtures folder ../shared/fixtures; set LECTERN_FIXTURES")
-			}
-			dir = parent
-		}
-		base = filepath.Join(dir, "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(base, "crossref")
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skipf("fixtures folder %s is absent", dir)
-	}
-	return dir
-}
-
-func readFixture(t *testing.T, dir, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	require.NoError(t, err)
-	return b
-}
-
 func configured(t *testing.T, baseURL string, extra map[string]any) *Crossref {
 	t.Helper()
 	c := New(slog.New(slog.DiscardHandler))
@@ -119,7 +84,7 @@ func names(as []paper.Author) []string {
 // typed errors it becomes. A recording without a case fails the test.
 func TestFixtures(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "crossref")
 
 	type call func(ctx context.Context, c *Crossref) (*source.Page, error)
 	get := func(doi string) call {
@@ -328,7 +293,7 @@ func TestFixtures(t *testing.T) {
 			if strings.HasSuffix(tc.fixture, ".txt") {
 				ct = "text/plain"
 			}
-			b := setup(t, tc.status, ct, readFixture(t, dir, tc.fixture))
+			b := setup(t, tc.status, ct, plugintest.ReadFixture(t, dir, tc.fixture))
 			page, err := tc.call(t.Context(), b.src)
 			got := <-b.requests
 			require.Equal(t, tc.wantPath, got.URL.Path)
@@ -361,7 +326,7 @@ func refsWithDOI(t *testing.T, dir, fixture string, i int) int {
 			} `json:"items"`
 		} `json:"message"`
 	}
-	require.NoError(t, json.Unmarshal(readFixture(t, dir, fixture), &env))
+	require.NoError(t, json.Unmarshal(plugintest.ReadFixture(t, dir, fixture), &env))
 	n := 0
 	for _, r := range env.Message.Items[i].Reference {
 		if _, ok := r["DOI"]; ok {
@@ -373,13 +338,13 @@ func refsWithDOI(t *testing.T, dir, fixture string, i int) int {
 
 func TestErrorMessages(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
-	b := setup(t, 400, "application/json", readFixture(t, dir, "works_doi_with_query_400_error.json"))
+	dir := plugintest.FixturesDir(t, "crossref")
+	b := setup(t, 400, "application/json", plugintest.ReadFixture(t, dir, "works_doi_with_query_400_error.json"))
 	_, err := b.src.Get(t.Context(), &source.GetRequest{IDs: paper.IDs{DOI: "10.1/x"}})
 	require.ErrorIs(t, err, protocol.ErrBadRequest)
 	require.Contains(t, err.Error(), "This route does not support field query parameters")
 
-	b = setup(t, 404, "text/plain", readFixture(t, dir, "works_doi_arxiv_404_resource_not_found.txt"))
+	b = setup(t, 404, "text/plain", plugintest.ReadFixture(t, dir, "works_doi_arxiv_404_resource_not_found.txt"))
 	_, err = b.src.Get(t.Context(), &source.GetRequest{IDs: paper.IDs{DOI: "10.1/x"}})
 	require.ErrorIs(t, err, protocol.ErrNotFound)
 	require.Contains(t, err.Error(), "Resource not found.")
@@ -476,12 +441,12 @@ func TestCredentialsHeaders(t *testing.T) {
 
 func TestPagination(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "crossref")
 	var one map[string]any
 	var env struct {
 		Message map[string]any `json:"message"`
 	}
-	require.NoError(t, json.Unmarshal(readFixture(t, dir, "works_doi_10.1063_1.4938384.json"), &env))
+	require.NoError(t, json.Unmarshal(plugintest.ReadFixture(t, dir, "works_doi_10.1063_1.4938384.json"), &env))
 	one = env.Message
 	cursors := make(chan string, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -578,28 +543,14 @@ func TestConfigure(t *testing.T) {
 	}
 }
 
+// flaky answers the scripted statuses in turn, then body.
 func flaky(t *testing.T, body string, script ...func(w http.ResponseWriter)) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		i := int(n.Add(1)) - 1
-		if i < len(script) {
-			script[i](w)
-			return
-		}
-		_, _ = w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n
+	return plugintest.Scripted(t, plugintest.Reply(http.StatusOK, "", "", body), script...)
 }
 
 func status(code int, retryAfter string) func(w http.ResponseWriter) {
-	return func(w http.ResponseWriter) {
-		if retryAfter != "" {
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		w.WriteHeader(code)
-	}
+	return plugintest.Reply(code, retryAfter, "", "")
 }
 
 func TestRetries(t *testing.T) {
@@ -711,7 +662,7 @@ func fakeCrossref(t *testing.T, dir string) *httptest.Server {
 			Status  string         `json:"status"`
 			Message map[string]any `json:"message"`
 		}
-		if json.Unmarshal(readFixture(t, dir, filepath.Base(f)), &env) != nil || env.Status != "ok" {
+		if json.Unmarshal(plugintest.ReadFixture(t, dir, filepath.Base(f)), &env) != nil || env.Status != "ok" {
 			continue
 		}
 		if items, ok := env.Message["items"].([]any); ok {
@@ -722,7 +673,7 @@ func fakeCrossref(t *testing.T, dir string) *httptest.Server {
 		}
 		add(env.Message)
 	}
-	notFound := readFixture(t, dir, "works_doi_arxiv_404_resource_not_found.txt")
+	notFound := plugintest.ReadFixture(t, dir, "works_doi_arxiv_404_resource_not_found.txt")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if doi, ok := strings.CutPrefix(r.URL.Path, "/works/"); ok {
 			for _, it := range pool {
@@ -768,7 +719,7 @@ func fakeCrossref(t *testing.T, dir string) *httptest.Server {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "crossref")
 	srv := fakeCrossref(t, dir)
 	bin := plugintest.Build(t, ".")
 	plugintest.Run(t, plugintest.Options{

@@ -16,6 +16,7 @@ import (
 	"github.com/lectern-research/lectern/sdk/paper"
 	"github.com/lectern-research/lectern/sdk/protocol"
 	"github.com/lectern-research/lectern/sdk/source"
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
 
 // version is the OpenAlex plugin's own version.
@@ -44,19 +45,13 @@ var selectFields = strings.Join([]string{
 // settings are the plugin's Configure settings.
 type settings struct {
 	baseURL string
-	client  clientConfig
+	policy  sourcehttp.Policy
 }
 
 func defaultSettings() settings {
 	return settings{
 		baseURL: defaultBaseURL,
-		client: clientConfig{
-			Interval:    defaultInterval,
-			MaxAttempts: defaultMaxAttempts,
-			BackoffBase: defaultBackoffBase,
-			MaxBackoff:  defaultMaxBackoff,
-			Timeout:     defaultTimeout,
-		},
+		policy:  policy(defaultInterval, defaultMaxAttempts, defaultBackoffBase, defaultMaxBackoff, defaultTimeout),
 	}
 }
 
@@ -74,7 +69,7 @@ func defaultSettings() settings {
 // mailto= and in the User-Agent).
 type OpenAlex struct {
 	log    *slog.Logger
-	client *client
+	client *sourcehttp.Client
 
 	mu  sync.RWMutex
 	set settings
@@ -84,7 +79,8 @@ var _ source.WithCitations = (*OpenAlex)(nil)
 
 // New returns the OpenAlex source with its default settings.
 func New(log *slog.Logger) *OpenAlex {
-	return &OpenAlex{log: log, client: newClient(log), set: defaultSettings()}
+	s := defaultSettings()
+	return &OpenAlex{log: log, client: newClient(log, s.policy), set: s}
 }
 
 // Describe names the plugin.
@@ -106,18 +102,16 @@ func (o *OpenAlex) Configure(_ context.Context, req *protocol.ConfigureRequest) 
 		case "base_url":
 			s.baseURL, err = urlSetting(k, v)
 		case "rate_interval":
-			s.client.Interval, err = durationSetting(k, v)
+			s.policy.Interval, err = sourcehttp.DurationSetting(k, v)
 		case "max_attempts":
-			s.client.MaxAttempts, err = intSetting(k, v, 1, 20)
+			s.policy.MaxAttempts, err = sourcehttp.IntSetting(k, v, 1, 20)
 		case "backoff_base":
-			s.client.BackoffBase, err = durationSetting(k, v)
+			s.policy.Backoff, err = sourcehttp.DurationSetting(k, v)
 		case "max_backoff":
-			s.client.MaxBackoff, err = durationSetting(k, v)
+			s.policy.MaxBackoff, err = sourcehttp.DurationSetting(k, v)
+			s.policy.MaxRetryAfter = s.policy.MaxBackoff
 		case "timeout":
-			s.client.Timeout, err = durationSetting(k, v)
-			if err == nil && s.client.Timeout == 0 {
-				err = protocol.BadRequest("setting timeout must be positive")
-			}
+			s.policy.Timeout, err = sourcehttp.PositiveDurationSetting(k, v)
 		default:
 			err = protocol.BadRequest("unknown setting %q (known: base_url, rate_interval, max_attempts, backoff_base, max_backoff, timeout)", k)
 		}
@@ -127,16 +121,18 @@ func (o *OpenAlex) Configure(_ context.Context, req *protocol.ConfigureRequest) 
 	}
 	o.mu.Lock()
 	o.set = s
+	o.client.SetPolicy(s.policy)
 	o.mu.Unlock()
-	o.log.Info("configured", "base_url", s.baseURL, "rate_interval", s.client.Interval.String(), "max_attempts", s.client.MaxAttempts)
+	o.log.Info("configured", "base_url", s.baseURL, "rate_interval", s.policy.Interval.String(), "max_attempts", s.policy.MaxAttempts)
 	return &protocol.ConfigureResponse{}, nil
 }
 
 // call is one request's settings and credentials.
 type call struct {
-	s      settings
-	mailto string
-	apiKey string
+	s         settings
+	mailto    string
+	apiKey    string
+	userAgent string
 }
 
 func (o *OpenAlex) call(creds map[string]string) call {
@@ -148,7 +144,7 @@ func (o *OpenAlex) call(creds map[string]string) call {
 	if c.mailto != "" {
 		ua += "; mailto:" + c.mailto
 	}
-	c.s.client.UserAgent = ua + ")"
+	c.userAgent = ua + ")"
 	return c
 }
 
@@ -448,14 +444,14 @@ func (o *OpenAlex) getJSON(ctx context.Context, c call, path string, q url.Value
 		q.Set("api_key", c.apiKey)
 	}
 	u.RawQuery = q.Encode()
-	resp, err := o.client.get(ctx, c.s.client, u.String())
+	resp, err := o.get(ctx, c, u.String())
 	if err != nil {
 		return err
 	}
-	if resp.status != 200 {
-		return errStatus(resp.status, resp.body)
+	if resp.Status != 200 {
+		return errStatus(resp.Status, resp.Body)
 	}
-	if err := json.Unmarshal(resp.body, into); err != nil {
+	if err := json.Unmarshal(resp.Body, into); err != nil {
 		return protocol.Unavailable(err, "openalex: unreadable answer: %v", err)
 	}
 	return nil
@@ -864,36 +860,10 @@ func endOf(d paper.Date) time.Time {
 	return t
 }
 
+// urlSetting reads an absolute http(s) URL, without trailing slashes.
 func urlSetting(k string, v any) (string, error) {
-	s, ok := v.(string)
-	u, err := url.Parse(s)
-	if !ok || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", protocol.BadRequest("setting %s must be an absolute http(s) URL, got %v", k, v)
+	if _, err := sourcehttp.URLSetting(k, v); err != nil {
+		return "", err
 	}
-	return strings.TrimRight(s, "/"), nil
-}
-
-// durationSetting reads a duration given as a string ("100ms") or as a number of
-// seconds.
-func durationSetting(k string, v any) (time.Duration, error) {
-	switch x := v.(type) {
-	case string:
-		d, err := time.ParseDuration(x)
-		if err == nil && d >= 0 {
-			return d, nil
-		}
-	case float64:
-		if x >= 0 {
-			return time.Duration(x * float64(time.Second)), nil
-		}
-	}
-	return 0, protocol.BadRequest("setting %s must be a non-negative duration such as \"100ms\" or a number of seconds, got %v", k, v)
-}
-
-func intSetting(k string, v any, lo, hi int) (int, error) {
-	f, ok := v.(float64)
-	if !ok || f != float64(int(f)) || int(f) < lo || int(f) > hi {
-		return 0, protocol.BadRequest("setting %s must be a whole number from %d to %d, got %v", k, lo, hi, v)
-	}
-	return int(f), nil
+	return strings.TrimRight(v.(string), "/"), nil
 }

@@ -25,41 +25,6 @@ import (
 	"github.com/lectern-research/lectern/sdk/source"
 )
 
-// fixturesDir returns the OpenAlex recordings: $LECTERN_FIXTURES/openalex, else
-// ../shared/fixtures/openalex next to the repository root (the folder holding
-// go.work). The test is skipped when the folder is absent.
-func fixturesDir(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("LECTERN_FIXTURES")
-	if base == "" {
-		dir, err := os.Getwd()
-		require.NoError(t, err)
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				t.Skipf("no go.work above the test directory, so no fixtures folder ../shared/fixtures; set LECTERN_FIXTURES")
-			}
-			dir = parent
-		}
-		base = filepath.Join(dir, "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(base, "openalex")
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skipf("fixtures folder %s is absent", dir)
-	}
-	return dir
-}
-
-func readFixture(t *testing.T, dir, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	require.NoError(t, err)
-	return b
-}
-
 func configured(t *testing.T, baseURL string, extra map[string]any) *OpenAlex {
 	t.Helper()
 	o := New(slog.New(slog.DiscardHandler))
@@ -115,7 +80,7 @@ func ptr(n int64) *int64 { return &n }
 // typed errors it becomes. A recording without a case fails the test.
 func TestFixtures(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "openalex")
 
 	type call func(ctx context.Context, o *OpenAlex) (*source.Page, error)
 	get := func(ids paper.IDs) call {
@@ -273,7 +238,7 @@ func TestFixtures(t *testing.T) {
 			if strings.HasSuffix(tc.fixture, ".html") {
 				ct = "text/html; charset=utf-8"
 			}
-			b := setup(t, tc.status, ct, readFixture(t, dir, tc.fixture))
+			b := setup(t, tc.status, ct, plugintest.ReadFixture(t, dir, tc.fixture))
 			page, err := tc.call(t.Context(), b.src)
 			got := <-b.requests
 			require.Equal(t, tc.wantPath, got.Path)
@@ -304,7 +269,7 @@ func names(as []paper.Author) []string {
 // DOI and open-access fields normalize, and a record without a title is no paper.
 func TestPartialRecords(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "openalex")
 	tests := []struct {
 		fixture string
 		doi     string
@@ -318,7 +283,7 @@ func TestPartialRecords(t *testing.T) {
 		t.Run(tc.fixture, func(t *testing.T) {
 			t.Parallel()
 			var w work
-			require.NoError(t, json.Unmarshal(readFixture(t, dir, tc.fixture), &w))
+			require.NoError(t, json.Unmarshal(plugintest.ReadFixture(t, dir, tc.fixture), &w))
 			require.Equal(t, tc.doi, normalizeDOI(w.DOI))
 			require.Equal(t, tc.oa, w.OpenAccess.IsOA)
 			if tc.pdf != "" {
@@ -433,9 +398,9 @@ func TestRequests(t *testing.T) {
 
 func TestPagination(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "openalex")
 	var one map[string]any
-	require.NoError(t, json.Unmarshal(readFixture(t, dir, "works_doi_10.1016_j.xgen.2025.100814.json"), &one))
+	require.NoError(t, json.Unmarshal(plugintest.ReadFixture(t, dir, "works_doi_10.1016_j.xgen.2025.100814.json"), &one))
 	cursors := make(chan string, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := r.URL.Query().Get("cursor")
@@ -523,28 +488,14 @@ func TestConfigure(t *testing.T) {
 	}
 }
 
+// flaky answers the scripted statuses in turn, then body.
 func flaky(t *testing.T, body string, script ...func(w http.ResponseWriter)) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		i := int(n.Add(1)) - 1
-		if i < len(script) {
-			script[i](w)
-			return
-		}
-		_, _ = w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n
+	return plugintest.Scripted(t, plugintest.Reply(http.StatusOK, "", "", body), script...)
 }
 
 func status(code int, retryAfter string) func(w http.ResponseWriter) {
-	return func(w http.ResponseWriter) {
-		if retryAfter != "" {
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		w.WriteHeader(code)
-	}
+	return plugintest.Reply(code, retryAfter, "", "")
 }
 
 const emptyList = `{"meta":{"count":0,"next_cursor":null},"results":[]}`
@@ -640,7 +591,7 @@ func fakeOpenAlex(t *testing.T, dir string) *httptest.Server {
 	require.NoError(t, err)
 	for _, f := range files {
 		var doc map[string]any
-		require.NoError(t, json.Unmarshal(readFixture(t, dir, filepath.Base(f)), &doc))
+		require.NoError(t, json.Unmarshal(plugintest.ReadFixture(t, dir, filepath.Base(f)), &doc))
 		if rs, ok := doc["results"].([]any); ok {
 			for _, r := range rs {
 				add(r.(map[string]any))
@@ -649,7 +600,7 @@ func fakeOpenAlex(t *testing.T, dir string) *httptest.Server {
 		}
 		add(doc)
 	}
-	notFound := readFixture(t, dir, "works_doi_not_found_404.html")
+	notFound := plugintest.ReadFixture(t, dir, "works_doi_not_found_404.html")
 	str := func(w map[string]any, k string) string { s, _ := w[k].(string); return s }
 	authorOf := func(w map[string]any, pred func(a map[string]any) bool) bool {
 		as, _ := w["authorships"].([]any)
@@ -718,7 +669,7 @@ func fakeOpenAlex(t *testing.T, dir string) *httptest.Server {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := plugintest.FixturesDir(t, "openalex")
 	srv := fakeOpenAlex(t, dir)
 	bin := plugintest.Build(t, ".")
 	plugintest.Run(t, plugintest.Options{
