@@ -1,22 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/lectern-research/lectern/sdk/protocol"
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
 
 // maxBody bounds one response body; the Graph API itself caps answers at 10 MB.
@@ -24,28 +19,33 @@ const maxBody = 16 << 20
 
 // clientConfig is what Configure decides about talking to the Graph API.
 type clientConfig struct {
-	baseURL       *url.URL
-	interval      time.Duration // least time between two requests, across all calls
-	maxRetries    int           // retries after the first attempt on 429, 5xx and transport errors
-	backoff       time.Duration // first retry delay, doubled per retry
-	maxBackoff    time.Duration // bound on one computed retry delay
-	maxRetryAfter time.Duration // longest Retry-After waited for inside a call
-	timeout       time.Duration // bound on one HTTP exchange
+	baseURL *url.URL
+	policy  sourcehttp.Policy
 }
 
-// client is the thin HTTP client of the Semantic Scholar Graph API
-// (api.semanticscholar.org/graph/v1). It spaces requests through a limiter shared by
-// every call, retries 429 and 5xx answers with exponential backoff honouring
-// Retry-After, and turns failures into protocol errors.
+// newHTTP returns the paced, retrying HTTP client of the Graph API, shared by every
+// call and kept across Configure: it retries 429 and 5xx answers with exponential
+// backoff honouring Retry-After, and turns failures into protocol errors.
+func newHTTP(p sourcehttp.Policy, log *slog.Logger) *sourcehttp.Client {
+	return sourcehttp.New(sourcehttp.Config{
+		Name:      "semantic scholar",
+		Policy:    p,
+		Logger:    log,
+		Header:    http.Header{"Accept": {"application/json"}, "User-Agent": {"lectern-semanticscholar/" + version}},
+		MaxBody:   maxBody,
+		CheckFunc: check,
+	})
+}
+
+// client is the thin client of the Semantic Scholar Graph API
+// (api.semanticscholar.org/graph/v1) for one set of settings.
 type client struct {
-	cfg     clientConfig
-	http    *http.Client
-	limiter *limiter
-	log     *slog.Logger
+	cfg  clientConfig
+	http *sourcehttp.Client
 }
 
-func newClient(cfg clientConfig, lim *limiter, log *slog.Logger) *client {
-	return &client{cfg: cfg, http: &http.Client{Timeout: cfg.timeout}, limiter: lim, log: log}
+func newClient(cfg clientConfig, h *sourcehttp.Client) *client {
+	return &client{cfg: cfg, http: h}
 }
 
 // get fetches path (below the base URL) with query into out.
@@ -60,107 +60,40 @@ func (c *client) do(ctx context.Context, method, apiKey, path string, query url.
 	u.Path = strings.TrimRight(u.Path, "/") + path
 	u.RawPath = ""
 	u.RawQuery = query.Encode()
-	var payload []byte
+	req := &sourcehttp.Request{Method: method, URL: u.String(), Header: http.Header{}, Label: "semantic scholar " + method + " " + u.Path}
 	if body != nil {
-		var err error
-		if payload, err = json.Marshal(body); err != nil {
+		payload, err := json.Marshal(body)
+		if err != nil {
 			return fmt.Errorf("semanticscholar: encode request: %w", err)
 		}
-	}
-	endpoint := method + " " + u.Path
-	var lastErr error
-	for attempt := 0; ; attempt++ {
-		if err := c.limiter.wait(ctx, c.cfg.interval); err != nil {
-			return err
-		}
-		status, header, data, err := c.roundTrip(ctx, method, u.String(), apiKey, payload)
-		var wait time.Duration
-		switch {
-		case err != nil:
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return ctxErr
-			}
-			lastErr = protocol.Unavailable(err, "semantic scholar %s: %v", endpoint, err)
-			wait = c.backoffDelay(attempt)
-		case status == http.StatusOK:
-			if err := json.Unmarshal(data, out); err != nil {
-				return protocol.Unavailable(err, "semantic scholar %s: malformed answer: %v", endpoint, err)
-			}
-			return nil
-		case status == http.StatusTooManyRequests:
-			ra := retryAfter(header)
-			lastErr = protocol.RateLimited(ra, "semantic scholar %s: too many requests", endpoint)
-			if ra > c.cfg.maxRetryAfter {
-				return lastErr
-			}
-			wait = max(ra, c.backoffDelay(attempt))
-		case status >= 500:
-			lastErr = protocol.Unavailable(nil, "semantic scholar %s: HTTP %d: %s", endpoint, status, apiMessage(data))
-			wait = max(min(retryAfter(header), c.cfg.maxRetryAfter), c.backoffDelay(attempt))
-		default:
-			return statusError(endpoint, status, data)
-		}
-		if attempt >= c.cfg.maxRetries {
-			return lastErr
-		}
-		c.log.DebugContext(ctx, "semantic scholar: retrying", "endpoint", endpoint, "attempt", attempt+1, "wait", wait, "error", lastErr)
-		if err := sleep(ctx, wait); err != nil {
-			return err
-		}
-	}
-}
-
-// roundTrip sends one request and reads the whole answer. Transport errors come back
-// without the request URL.
-func (c *client) roundTrip(ctx context.Context, method, rawURL, apiKey string, payload []byte) (int, http.Header, []byte, error) {
-	var body io.Reader
-	if payload != nil {
-		body = bytes.NewReader(payload)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, rawURL, body)
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("build request: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "lectern-semanticscholar/"+version)
-	if payload != nil {
+		req.Body = payload
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if apiKey != "" {
 		req.Header.Set("x-api-key", apiKey)
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.http.Do(ctx, req)
 	if err != nil {
-		var uerr *url.Error
-		if errors.As(err, &uerr) {
-			err = uerr.Err
-		}
-		return 0, nil, nil, err
+		return err
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("read answer: %w", err)
+	if err := json.Unmarshal(resp.Body, out); err != nil {
+		return protocol.Unavailable(err, "%s: malformed answer: %v", req.Label, err)
 	}
-	return resp.StatusCode, resp.Header, data, nil
+	return nil
 }
 
-// backoffDelay is the exponential delay before retry attempt+1, with up to 20%
-// jitter, bounded by maxBackoff.
-func (c *client) backoffDelay(attempt int) time.Duration {
-	d := c.cfg.backoff
-	for range attempt {
-		d *= 2
-		if d >= c.cfg.maxBackoff {
-			d = c.cfg.maxBackoff
-			break
-		}
+// check accepts 200 answers, retries 429 and 5xx ones, and maps the rest with
+// statusError.
+func check(req *sourcehttp.Request, resp *sourcehttp.Response) error {
+	switch {
+	case resp.Status == http.StatusOK:
+		return nil
+	case resp.Status == http.StatusTooManyRequests:
+		return protocol.RateLimited(0, "%s: too many requests", req.Label)
+	case resp.Status >= 500:
+		return protocol.Unavailable(nil, "%s: HTTP %d: %s", req.Label, resp.Status, apiMessage(resp.Body))
 	}
-	d = min(d, c.cfg.maxBackoff)
-	if d > 0 {
-		d += time.Duration(rand.Int64N(int64(d)/5 + 1))
-	}
-	return d
+	return statusError(req.Label, resp.Status, resp.Body)
 }
 
 // statusError maps a final non-retryable status to a typed error.
@@ -168,13 +101,13 @@ func statusError(endpoint string, status int, data []byte) error {
 	msg := apiMessage(data)
 	switch status {
 	case http.StatusNotFound:
-		return protocol.NotFound("semantic scholar %s: %s", endpoint, msg)
+		return protocol.NotFound("%s: %s", endpoint, msg)
 	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		return protocol.BadRequest("semantic scholar %s: %s", endpoint, msg)
+		return protocol.BadRequest("%s: %s", endpoint, msg)
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return protocol.Unauthorized("semantic scholar %s: HTTP %d: %s", endpoint, status, msg)
+		return protocol.Unauthorized("%s: HTTP %d: %s", endpoint, status, msg)
 	}
-	return protocol.Unavailable(nil, "semantic scholar %s: HTTP %d: %s", endpoint, status, msg)
+	return protocol.Unavailable(nil, "%s: HTTP %d: %s", endpoint, status, msg)
 }
 
 // apiMessage pulls the error text out of a Graph API error body ({"error": "..."}
@@ -200,68 +133,6 @@ func apiMessage(data []byte) string {
 		return "no details"
 	}
 	return s
-}
-
-// retryAfter reads a Retry-After header in seconds or as an HTTP date; 0 when
-// absent or unreadable.
-func retryAfter(h http.Header) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// limiter spaces requests at least an interval apart across concurrent calls: each
-// request reserves the next free slot, then waits for it.
-type limiter struct {
-	mu   sync.Mutex
-	next time.Time
-}
-
-// wait blocks until the caller's slot comes, or ctx is done.
-func (l *limiter) wait(ctx context.Context, interval time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if interval <= 0 {
-		return nil
-	}
-	l.mu.Lock()
-	now := time.Now()
-	at := l.next
-	if at.Before(now) {
-		at = now
-	}
-	l.next = at.Add(interval)
-	l.mu.Unlock()
-	return sleep(ctx, time.Until(at))
 }
 
 // The Graph API's answers, as far as Lectern reads them.

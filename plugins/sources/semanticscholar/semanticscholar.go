@@ -15,6 +15,7 @@ import (
 	"github.com/lectern-research/lectern/sdk/paper"
 	"github.com/lectern-research/lectern/sdk/protocol"
 	"github.com/lectern-research/lectern/sdk/source"
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
 
 // Identity of the plugin.
@@ -74,21 +75,21 @@ var publicationTypes = map[string]string{
 // Durations are Go duration strings or numbers of seconds. The optional credential
 // "api_key" is sent as the x-api-key header.
 type SemanticScholar struct {
-	log     *slog.Logger
-	limiter *limiter
-	client  atomic.Pointer[client]
+	log    *slog.Logger
+	http   *sourcehttp.Client
+	client atomic.Pointer[client]
 }
 
 var _ source.WithCitations = (*SemanticScholar)(nil)
 
 // New returns the source with its default settings.
 func New(log *slog.Logger) *SemanticScholar {
-	s := &SemanticScholar{log: log, limiter: &limiter{}}
 	cfg, err := parseSettings(nil)
 	if err != nil {
 		panic(fmt.Sprintf("semanticscholar: default settings: %v", err))
 	}
-	s.client.Store(newClient(cfg, s.limiter, log))
+	s := &SemanticScholar{log: log, http: newHTTP(cfg.policy, log)}
+	s.client.Store(newClient(cfg, s.http))
 	return s
 }
 
@@ -107,42 +108,36 @@ func (s *SemanticScholar) Configure(_ context.Context, req *protocol.ConfigureRe
 	if err != nil {
 		return nil, err
 	}
-	s.client.Store(newClient(cfg, s.limiter, s.log))
+	s.http.SetPolicy(cfg.policy)
+	s.client.Store(newClient(cfg, s.http))
 	return &protocol.ConfigureResponse{}, nil
 }
 
 func parseSettings(settings map[string]any) (clientConfig, error) {
 	base, _ := url.Parse(defaultBaseURL)
-	cfg := clientConfig{
-		baseURL: base, interval: defaultInterval, maxRetries: defaultMaxRetries, backoff: defaultBackoff,
-		maxBackoff: defaultMaxBackoff, maxRetryAfter: defaultMaxRetryAfter, timeout: defaultTimeout,
-	}
+	cfg := clientConfig{baseURL: base, policy: sourcehttp.Policy{
+		Interval: defaultInterval, MaxAttempts: defaultMaxRetries + 1, Backoff: defaultBackoff, MaxBackoff: defaultMaxBackoff,
+		Jitter: 0.2, MaxRetryAfter: defaultMaxRetryAfter, Timeout: defaultTimeout,
+	}}
 	for k, v := range settings {
 		var err error
 		switch k {
 		case "base_url":
-			s, ok := v.(string)
-			u, perr := url.Parse(s)
-			if !ok || perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return cfg, protocol.BadRequest("setting base_url must be an absolute http(s) URL, got %v", v)
-			}
-			cfg.baseURL = u
+			cfg.baseURL, err = sourcehttp.URLSetting(k, v)
 		case "rate_interval":
-			cfg.interval, err = durationSetting(k, v, false)
+			cfg.policy.Interval, err = sourcehttp.DurationSetting(k, v)
 		case "backoff":
-			cfg.backoff, err = durationSetting(k, v, false)
+			cfg.policy.Backoff, err = sourcehttp.DurationSetting(k, v)
 		case "max_backoff":
-			cfg.maxBackoff, err = durationSetting(k, v, false)
+			cfg.policy.MaxBackoff, err = sourcehttp.DurationSetting(k, v)
 		case "max_retry_after":
-			cfg.maxRetryAfter, err = durationSetting(k, v, false)
+			cfg.policy.MaxRetryAfter, err = sourcehttp.DurationSetting(k, v)
 		case "timeout":
-			cfg.timeout, err = durationSetting(k, v, true)
+			cfg.policy.Timeout, err = sourcehttp.PositiveDurationSetting(k, v)
 		case "max_retries":
-			f, ok := v.(float64)
-			if !ok || f != float64(int(f)) || f < 0 || f > 10 {
-				return cfg, protocol.BadRequest("setting max_retries must be a whole number from 0 to 10, got %v", v)
-			}
-			cfg.maxRetries = int(f)
+			var n int
+			n, err = sourcehttp.IntSetting(k, v, 0, 10)
+			cfg.policy.MaxAttempts = n + 1
 		default:
 			return cfg, protocol.BadRequest("unknown setting %q (known: base_url, rate_interval, max_retries, backoff, max_backoff, max_retry_after, timeout)", k)
 		}
@@ -151,27 +146,6 @@ func parseSettings(settings map[string]any) (clientConfig, error) {
 		}
 	}
 	return cfg, nil
-}
-
-// durationSetting reads a Go duration string or a number of seconds.
-func durationSetting(key string, v any, positive bool) (time.Duration, error) {
-	var d time.Duration
-	switch x := v.(type) {
-	case string:
-		parsed, err := time.ParseDuration(x)
-		if err != nil {
-			return 0, protocol.BadRequest("setting %s must be a duration such as \"1.5s\", got %q", key, x)
-		}
-		d = parsed
-	case float64:
-		d = time.Duration(x * float64(time.Second))
-	default:
-		return 0, protocol.BadRequest("setting %s must be a duration such as \"1.5s\", got %v", key, v)
-	}
-	if d < 0 || (positive && d == 0) {
-		return 0, protocol.BadRequest("setting %s must not be negative or zero, got %v", key, v)
-	}
-	return d, nil
 }
 
 func (s *SemanticScholar) api() *client { return s.client.Load() }

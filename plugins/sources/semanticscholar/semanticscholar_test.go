@@ -115,7 +115,7 @@ func TestSearchRecordedPages(t *testing.T) {
 	require.Equal(t, "How to Run Turing Machines on Encrypted Data", second.Papers[0].Title)
 	require.Equal(t, "200", second.NextCursor)
 
-	calls := b.up.requests()
+	calls := b.up.Requests()
 	require.Len(t, calls, 2)
 	for i, want := range []string{"0", "100"} {
 		q := calls[i].URL.Query()
@@ -142,7 +142,7 @@ func TestSearchEmptyAndCap(t *testing.T) {
 	last, err := b.src.Search(ctx, &source.SearchRequest{Query: "turing", PageSize: 25, Cursor: "999"})
 	require.NoError(t, err)
 	require.Empty(t, last.NextCursor)
-	calls := b.up.requests()
+	calls := b.up.Requests()
 	require.Equal(t, "1", calls[len(calls)-1].URL.Query().Get("limit"))
 
 	for _, cursor := range []string{"1000", "-5", "abc", "010", "lectern-conformance-bogus-cursor"} {
@@ -174,7 +174,7 @@ func TestSearchFiltersAndPaging(t *testing.T) {
 	require.Len(t, page.Papers, 10)
 	require.Equal(t, "30", page.NextCursor)
 
-	q := b.up.requests()[0].URL.Query()
+	q := b.up.Requests()[0].URL.Query()
 	require.Equal(t, "turing Alan Turing", q.Get("query"))
 	require.Equal(t, "2020-01-01:2021-12-31", q.Get("publicationDateOrYear"))
 	require.Equal(t, "Mind", q.Get("venue"))
@@ -210,7 +210,7 @@ func TestGetManyFields(t *testing.T) {
 	require.Equal(t, "https://www.semanticscholar.org/paper/354dcdebf3f8b5feeed5c62090e0bc1f0c28db06", p.LandingURL)
 	require.Equal(t, "article", p.WorkType)
 
-	call := b.up.requests()[0]
+	call := b.up.Requests()[0]
 	require.Equal(t, "/paper/DOI:10.1038/s42256-024-00832-8", call.URL.Path)
 	require.Equal(t, detailFields, call.URL.Query().Get("fields"))
 }
@@ -248,7 +248,7 @@ func TestGetBatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "354dcdebf3f8b5feeed5c62090e0bc1f0c28db06", got.Paper.IDs.SemanticScholarID)
 
-	call := b.up.requests()[0]
+	call := b.up.Requests()[0]
 	require.Equal(t, http.MethodPost, call.Method)
 	require.Equal(t, "/paper/batch", call.URL.Path)
 	require.Equal(t, detailFields, call.URL.Query().Get("fields"))
@@ -357,7 +357,7 @@ func TestAuthorPapers(t *testing.T) {
 			require.False(t, p.Published.Time().After(page.Papers[i-1].Published.Time()), "newest first")
 		}
 	}
-	calls := b.up.requests()
+	calls := b.up.Requests()
 	require.Equal(t, "/author/search", calls[0].URL.Path)
 	require.Equal(t, "A. Turing", calls[0].URL.Query().Get("query"))
 	require.Equal(t, "/author/2262347/papers", calls[1].URL.Path)
@@ -371,7 +371,7 @@ func TestAuthorPapers(t *testing.T) {
 		cursor = next.NextCursor
 	}
 	require.Less(t, total, 60) // 60 recorded papers, the older and undated ones dropped
-	require.Len(t, b.up.requests(), 4)
+	require.Len(t, b.up.Requests(), 4)
 
 	// By id: the recorded first page of /author/1723755/papers (100 of 9 pages).
 	byID, err := b.src.AuthorPapers(ctx, &source.AuthorPapersRequest{Author: source.AuthorRef{SourceAuthorID: "1723755"}, PageSize: 100})
@@ -412,7 +412,7 @@ func TestCitationsAndReferences(t *testing.T) {
 	require.Equal(t, "e945ca4fdcf45b1a118f1462db7afa12629a131f", refs.Papers[0].IDs.SemanticScholarID)
 	require.Equal(t, "Group lending or individual lending? Evidence from a randomised field experiment in Mongolia", refs.Papers[0].Title)
 	require.Equal(t, "50", refs.NextCursor)
-	require.Equal(t, "/paper/DOI:10.2139/ssrn.2250500/references", b.up.requests()[0].URL.Path)
+	require.Equal(t, "/paper/DOI:10.2139/ssrn.2250500/references", b.up.Requests()[0].URL.Path)
 
 	cites, err := b.src.Citations(ctx, &source.CitationsRequest{IDs: ids, PageSize: 100, Cursor: "900"})
 	require.NoError(t, err)
@@ -438,7 +438,7 @@ func TestRecent(t *testing.T) {
 	page, err := b.src.Recent(t.Context(), &source.RecentRequest{Topics: []string{"turing"}, Categories: []string{"Computer Science", "cs.AI"}, Since: since, PageSize: 20})
 	require.NoError(t, err)
 	require.Equal(t, "20", page.NextCursor)
-	q := b.up.requests()[0].URL.Query()
+	q := b.up.Requests()[0].URL.Query()
 	require.Equal(t, "turing", q.Get("query"))
 	require.Equal(t, "2024-05-01:", q.Get("publicationDateOrYear"))
 	require.Equal(t, "Computer Science", q.Get("fieldsOfStudy"))
@@ -450,26 +450,11 @@ func TestRecent(t *testing.T) {
 // scripted serves the given statuses in turn, then 200 with an empty search page.
 func scripted(t *testing.T, steps ...func(w http.ResponseWriter)) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		i := int(n.Add(1)) - 1
-		if i < len(steps) {
-			steps[i](w)
-			return
-		}
-		writeJSON(w, http.StatusOK, []byte(`{"total": 0, "offset": 0, "data": []}`))
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n
+	return plugintest.Scripted(t, plugintest.Reply(http.StatusOK, "", "application/json", `{"total": 0, "offset": 0, "data": []}`), steps...)
 }
 
 func status(code int, retryAfter string) func(w http.ResponseWriter) {
-	return func(w http.ResponseWriter) {
-		if retryAfter != "" {
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		writeJSON(w, code, []byte(`{"message": "recorded failure"}`))
-	}
+	return plugintest.Reply(code, retryAfter, "application/json", `{"message": "recorded failure"}`)
 }
 
 func TestRetriesAndErrorMapping(t *testing.T) {

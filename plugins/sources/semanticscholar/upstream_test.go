@@ -4,52 +4,20 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-)
 
-// fixturesDir finds the recorded Semantic Scholar answers: $LECTERN_FIXTURES/semanticscholar,
-// else ../shared/fixtures/semanticscholar next to the repository root (the folder
-// holding go.work). Tests skip when the folder is absent.
-func fixturesDir(t *testing.T) string {
-	t.Helper()
-	root := os.Getenv("LECTERN_FIXTURES")
-	if root == "" {
-		dir, err := os.Getwd()
-		if err != nil {
-			t.Fatalf("getwd: %v", err)
-		}
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				t.Fatalf("no go.work above the test directory")
-			}
-			dir = parent
-		}
-		root = filepath.Join(dir, "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(root, "semanticscholar")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("fixtures folder %s not found (set LECTERN_FIXTURES to the shared fixtures folder)", dir)
-	}
-	return dir
-}
+	"github.com/lectern-research/lectern/sdk/plugintest"
+)
 
 // upstream replays the recorded Graph API answers. A request matching a recording
 // (same path and paging) gets the recorded body verbatim; other pages are cut from
 // the recorded lists.
 type upstream struct {
-	t     *testing.T
-	dir   string
-	mu    sync.Mutex
-	calls []*http.Request
+	t   *testing.T
+	dir string
+	plugintest.Recorder
 
 	search     []json.RawMessage          // both recorded /paper/search pages, in order
 	byID       map[string]json.RawMessage // every recorded paper object, by paperId
@@ -60,7 +28,7 @@ type upstream struct {
 
 func newUpstream(t *testing.T) (*upstream, *httptest.Server) {
 	t.Helper()
-	u := &upstream{t: t, dir: fixturesDir(t), byID: map[string]json.RawMessage{}}
+	u := &upstream{t: t, dir: plugintest.FixturesDir(t, "semanticscholar"), byID: map[string]json.RawMessage{}}
 	type page struct {
 		Data []json.RawMessage `json:"data"`
 	}
@@ -99,11 +67,7 @@ func newUpstream(t *testing.T) (*upstream, *httptest.Server) {
 }
 
 func (u *upstream) read(name string) []byte {
-	data, err := os.ReadFile(filepath.Join(u.dir, name))
-	if err != nil {
-		u.t.Fatalf("read fixture: %v", err)
-	}
-	return data
+	return plugintest.ReadFixture(u.t, u.dir, name)
 }
 
 func (u *upstream) decode(name string, v any) {
@@ -112,16 +76,8 @@ func (u *upstream) decode(name string, v any) {
 	}
 }
 
-func (u *upstream) requests() []*http.Request {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]*http.Request(nil), u.calls...)
-}
-
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	u.mu.Lock()
-	u.calls = append(u.calls, r.Clone(r.Context()))
-	u.mu.Unlock()
+	u.Record(r)
 	q := r.URL.Query()
 	offset, _ := strconv.Atoi(q.Get("offset"))
 	limit, err := strconv.Atoi(q.Get("limit"))
