@@ -5,37 +5,24 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/lectern-research/lectern/sdk/protocol"
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
-
-// maxBody bounds one response body.
-const maxBody = 32 << 20
 
 // toolName is sent as the tool parameter NCBI asks every E-utilities client for.
 const toolName = "lectern"
 
 // clientConfig is what Configure decides about talking to E-utilities.
 type clientConfig struct {
-	baseURL         *url.URL
-	interval        time.Duration // least time between two requests without an API key
-	intervalWithKey time.Duration // the same with an API key
-	maxRetries      int           // retries after the first attempt on 429, 5xx and transport errors
-	backoff         time.Duration // first retry delay, doubled per retry
-	maxBackoff      time.Duration // bound on one computed retry delay
-	maxRetryAfter   time.Duration // longest Retry-After waited for inside a call
-	timeout         time.Duration // bound on one HTTP exchange
+	baseURL *url.URL
+	// policy paces calls without an API key; policyWithKey those with one.
+	policy, policyWithKey sourcehttp.Policy
 }
 
 // credentials are the per-call E-utilities credentials.
@@ -48,21 +35,41 @@ func credentialsOf(m map[string]string) credentials {
 	return credentials{apiKey: strings.TrimSpace(m["api_key"]), email: strings.TrimSpace(m["email"])}
 }
 
-// client is the thin HTTP client of NCBI E-utilities
-// (eutils.ncbi.nlm.nih.gov/entrez/eutils). It spaces requests through a limiter
-// shared by every call (NCBI allows 3 requests a second without an API key and 10
-// with one), retries 429 and 5xx answers with exponential backoff honouring
-// Retry-After, and turns failures into protocol errors. The api_key and email
-// travel in the query string, so request URLs are never logged nor put in errors.
-type client struct {
-	cfg     clientConfig
-	http    *http.Client
-	limiter *limiter
-	log     *slog.Logger
+// transport holds the two paced, retrying HTTP clients of E-utilities, kept across
+// Configure: one for calls without an API key and one for calls with one (NCBI
+// allows 3 requests a second without a key and 10 with one), sharing one pacer.
+type transport struct {
+	keyless, keyed *sourcehttp.Client
 }
 
-func newClient(cfg clientConfig, lim *limiter, log *slog.Logger) *client {
-	return &client{cfg: cfg, http: &http.Client{Timeout: cfg.timeout}, limiter: lim, log: log}
+func newTransport(cfg clientConfig, log *slog.Logger) *transport {
+	pacer := &sourcehttp.Pacer{}
+	mk := func(p sourcehttp.Policy) *sourcehttp.Client {
+		return sourcehttp.New(sourcehttp.Config{
+			Name: "pubmed", Policy: p, Pacer: pacer, Logger: log,
+			Header: http.Header{"User-Agent": {"lectern-pubmed/" + version}}, CheckFunc: check,
+		})
+	}
+	return &transport{keyless: mk(cfg.policy), keyed: mk(cfg.policyWithKey)}
+}
+
+func (t *transport) setPolicies(cfg clientConfig) {
+	t.keyless.SetPolicy(cfg.policy)
+	t.keyed.SetPolicy(cfg.policyWithKey)
+}
+
+// client is the thin client of NCBI E-utilities
+// (eutils.ncbi.nlm.nih.gov/entrez/eutils) for one set of settings. Its transport
+// retries 429 and 5xx answers with exponential backoff honouring Retry-After, and
+// turns failures into protocol errors. The api_key and email travel in the query
+// string, so request URLs are never logged nor put in errors.
+type client struct {
+	cfg clientConfig
+	tr  *transport
+}
+
+func newClient(cfg clientConfig, tr *transport) *client {
+	return &client{cfg: cfg, tr: tr}
 }
 
 // call runs one E-utility (esearch, efetch, esummary, elink) and returns the body of
@@ -83,110 +90,52 @@ func (c *client) call(ctx context.Context, creds credentials, utility string, pa
 	u.Path = strings.TrimRight(u.Path, "/") + "/" + utility + ".fcgi"
 	u.RawPath = ""
 	u.RawQuery = q.Encode()
-	interval := c.cfg.interval
+	h := c.tr.keyless
 	if creds.apiKey != "" {
-		interval = c.cfg.intervalWithKey
+		h = c.tr.keyed
 	}
-	var lastErr error
-	for attempt := 0; ; attempt++ {
-		if err := c.limiter.wait(ctx, interval); err != nil {
-			return nil, err
-		}
-		status, header, data, err := c.roundTrip(ctx, u.String())
-		var wait time.Duration
-		switch {
-		case err != nil:
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, ctxErr
-			}
-			lastErr = protocol.Unavailable(err, "pubmed %s: %v", utility, err)
-			wait = c.backoffDelay(attempt)
-		case status == http.StatusTooManyRequests, status == http.StatusOK && jsonError(data) == "API rate limit exceeded":
-			ra := retryAfter(header)
-			lastErr = protocol.RateLimited(ra, "pubmed %s: too many requests", utility)
-			if ra > c.cfg.maxRetryAfter {
-				return nil, lastErr
-			}
-			wait = max(ra, c.backoffDelay(attempt))
-		case status >= 500:
-			lastErr = protocol.Unavailable(nil, "pubmed %s: HTTP %d: %s", utility, status, message(data))
-			wait = max(min(retryAfter(header), c.cfg.maxRetryAfter), c.backoffDelay(attempt))
-		case status == http.StatusOK:
-			if msg := jsonError(data); msg != "" {
-				return nil, statusError(utility, http.StatusBadRequest, data)
-			}
-			return data, nil
-		default:
-			return nil, statusError(utility, status, data)
-		}
-		if attempt >= c.cfg.maxRetries {
-			return nil, lastErr
-		}
-		c.log.DebugContext(ctx, "pubmed: retrying", "utility", utility, "attempt", attempt+1, "wait", wait, "error", lastErr)
-		if err := sleep(ctx, wait); err != nil {
-			return nil, err
-		}
+	resp, err := h.Do(ctx, &sourcehttp.Request{URL: u.String(), Label: "pubmed " + utility})
+	if err != nil {
+		return nil, err
 	}
+	return resp.Body, nil
 }
 
-// roundTrip sends one GET and reads the whole answer. Transport errors come back
-// without the request URL, which holds the credentials.
-func (c *client) roundTrip(ctx context.Context, rawURL string) (int, http.Header, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return 0, nil, nil, errors.New("build request: invalid URL")
-	}
-	req.Header.Set("User-Agent", "lectern-pubmed/"+version)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		var uerr *url.Error
-		if errors.As(err, &uerr) {
-			err = uerr.Err
+// check retries 429 answers and NCBI's 200 answers saying the rate limit was
+// exceeded, and 5xx answers; it accepts other 200 answers unless they carry a JSON
+// error, and maps the rest with statusError.
+func check(req *sourcehttp.Request, resp *sourcehttp.Response) error {
+	switch {
+	case resp.Status == http.StatusTooManyRequests, resp.Status == http.StatusOK && jsonError(resp.Body) == "API rate limit exceeded":
+		return protocol.RateLimited(0, "%s: too many requests", req.Label)
+	case resp.Status >= 500:
+		return protocol.Unavailable(nil, "%s: HTTP %d: %s", req.Label, resp.Status, message(resp.Body))
+	case resp.Status == http.StatusOK:
+		if jsonError(resp.Body) != "" {
+			return statusError(req.Label, http.StatusBadRequest, resp.Body)
 		}
-		return 0, nil, nil, err
+		return nil
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return 0, nil, nil, fmt.Errorf("read answer: %w", err)
-	}
-	return resp.StatusCode, resp.Header, data, nil
-}
-
-// backoffDelay is the exponential delay before retry attempt+1, with up to 20%
-// jitter, bounded by maxBackoff.
-func (c *client) backoffDelay(attempt int) time.Duration {
-	d := c.cfg.backoff
-	for range attempt {
-		d *= 2
-		if d >= c.cfg.maxBackoff {
-			break
-		}
-	}
-	d = min(d, c.cfg.maxBackoff)
-	if d > 0 {
-		d += time.Duration(rand.Int64N(int64(d)/5 + 1))
-	}
-	return d
+	return statusError(req.Label, resp.Status, resp.Body)
 }
 
 // statusError maps a final non-retryable answer to a typed error. efetch answers an
 // id list without one valid PMID with an error naming the id list: NotFound.
-func statusError(utility string, status int, data []byte) error {
+func statusError(label string, status int, data []byte) error {
 	msg := message(data)
 	lower := strings.ToLower(msg)
 	switch {
 	case strings.Contains(lower, "api key"):
-		return protocol.Unauthorized("pubmed %s: %s", utility, msg)
+		return protocol.Unauthorized("%s: %s", label, msg)
 	case status == http.StatusNotFound,
 		status == http.StatusBadRequest && (strings.Contains(lower, "id list is empty") || strings.Contains(lower, "no correct ids")):
-		return protocol.NotFound("pubmed %s: %s", utility, msg)
+		return protocol.NotFound("%s: %s", label, msg)
 	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusRequestURITooLong:
-		return protocol.BadRequest("pubmed %s: %s", utility, msg)
+		return protocol.BadRequest("%s: %s", label, msg)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return protocol.Unauthorized("pubmed %s: HTTP %d: %s", utility, status, msg)
+		return protocol.Unauthorized("%s: HTTP %d: %s", label, status, msg)
 	}
-	return protocol.Unavailable(nil, "pubmed %s: HTTP %d: %s", utility, status, msg)
+	return protocol.Unavailable(nil, "%s: HTTP %d: %s", label, status, msg)
 }
 
 // jsonError is the message of a JSON error body ({"error": "API key invalid"}); ""
@@ -225,68 +174,6 @@ func message(data []byte) string {
 		return "no details"
 	}
 	return s
-}
-
-// retryAfter reads a Retry-After header in seconds or as an HTTP date; 0 when
-// absent or unreadable.
-func retryAfter(h http.Header) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// limiter spaces requests at least an interval apart across concurrent calls: each
-// request reserves the next free slot, then waits for it.
-type limiter struct {
-	mu   sync.Mutex
-	next time.Time
-}
-
-// wait blocks until the caller's slot comes, or ctx is done.
-func (l *limiter) wait(ctx context.Context, interval time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if interval <= 0 {
-		return nil
-	}
-	l.mu.Lock()
-	now := time.Now()
-	at := l.next
-	if at.Before(now) {
-		at = now
-	}
-	l.next = at.Add(interval)
-	l.mu.Unlock()
-	return sleep(ctx, time.Until(at))
 }
 
 // decodeXML parses an E-utilities XML answer (DOCTYPE and HTML entities allowed).

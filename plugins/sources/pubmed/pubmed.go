@@ -14,6 +14,7 @@ import (
 	"github.com/lectern-research/lectern/sdk/paper"
 	"github.com/lectern-research/lectern/sdk/protocol"
 	"github.com/lectern-research/lectern/sdk/source"
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
 
 // Identity of the plugin.
@@ -72,22 +73,22 @@ var publicationTypes = map[string]string{
 // Durations are Go duration strings or numbers of seconds. The optional credentials
 // "api_key" and "email" go to NCBI with every request, with tool=lectern.
 type PubMed struct {
-	log     *slog.Logger
-	limiter *limiter
-	client  atomic.Pointer[client]
-	now     func() time.Time
+	log    *slog.Logger
+	tr     *transport
+	client atomic.Pointer[client]
+	now    func() time.Time
 }
 
 var _ source.WithCitations = (*PubMed)(nil)
 
 // New returns the source with its default settings.
 func New(log *slog.Logger) *PubMed {
-	s := &PubMed{log: log, limiter: &limiter{}, now: time.Now}
 	cfg, err := parseSettings(nil)
 	if err != nil {
 		panic(fmt.Sprintf("pubmed: default settings: %v", err))
 	}
-	s.client.Store(newClient(cfg, s.limiter, log))
+	s := &PubMed{log: log, tr: newTransport(cfg, log), now: time.Now}
+	s.client.Store(newClient(cfg, s.tr))
 	return s
 }
 
@@ -106,73 +107,49 @@ func (s *PubMed) Configure(_ context.Context, req *protocol.ConfigureRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	s.client.Store(newClient(cfg, s.limiter, s.log))
+	s.tr.setPolicies(cfg)
+	s.client.Store(newClient(cfg, s.tr))
 	return &protocol.ConfigureResponse{}, nil
 }
 
 func parseSettings(settings map[string]any) (clientConfig, error) {
 	base, _ := url.Parse(defaultBaseURL)
-	cfg := clientConfig{
-		baseURL: base, interval: defaultInterval, intervalWithKey: defaultIntervalWithKey, maxRetries: defaultMaxRetries,
-		backoff: defaultBackoff, maxBackoff: defaultMaxBackoff, maxRetryAfter: defaultMaxRetryAfter, timeout: defaultTimeout,
+	p := sourcehttp.Policy{
+		Interval: defaultInterval, MaxAttempts: defaultMaxRetries + 1, Backoff: defaultBackoff, MaxBackoff: defaultMaxBackoff,
+		Jitter: 0.2, MaxRetryAfter: defaultMaxRetryAfter, Timeout: defaultTimeout,
 	}
+	intervalWithKey := defaultIntervalWithKey
 	for k, v := range settings {
 		var err error
 		switch k {
 		case "base_url":
-			s, ok := v.(string)
-			u, perr := url.Parse(s)
-			if !ok || perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return cfg, protocol.BadRequest("setting base_url must be an absolute http(s) URL, got %v", v)
-			}
-			cfg.baseURL = u
+			base, err = sourcehttp.URLSetting(k, v)
 		case "rate_interval":
-			cfg.interval, err = durationSetting(k, v, false)
+			p.Interval, err = sourcehttp.DurationSetting(k, v)
 		case "rate_interval_with_key":
-			cfg.intervalWithKey, err = durationSetting(k, v, false)
+			intervalWithKey, err = sourcehttp.DurationSetting(k, v)
 		case "backoff":
-			cfg.backoff, err = durationSetting(k, v, false)
+			p.Backoff, err = sourcehttp.DurationSetting(k, v)
 		case "max_backoff":
-			cfg.maxBackoff, err = durationSetting(k, v, false)
+			p.MaxBackoff, err = sourcehttp.DurationSetting(k, v)
 		case "max_retry_after":
-			cfg.maxRetryAfter, err = durationSetting(k, v, false)
+			p.MaxRetryAfter, err = sourcehttp.DurationSetting(k, v)
 		case "timeout":
-			cfg.timeout, err = durationSetting(k, v, true)
+			p.Timeout, err = sourcehttp.PositiveDurationSetting(k, v)
 		case "max_retries":
-			f, ok := v.(float64)
-			if !ok || f != float64(int(f)) || f < 0 || f > 10 {
-				return cfg, protocol.BadRequest("setting max_retries must be a whole number from 0 to 10, got %v", v)
-			}
-			cfg.maxRetries = int(f)
+			var n int
+			n, err = sourcehttp.IntSetting(k, v, 0, 10)
+			p.MaxAttempts = n + 1
 		default:
-			return cfg, protocol.BadRequest("unknown setting %q (known: base_url, rate_interval, rate_interval_with_key, max_retries, backoff, max_backoff, max_retry_after, timeout)", k)
+			err = protocol.BadRequest("unknown setting %q (known: base_url, rate_interval, rate_interval_with_key, max_retries, backoff, max_backoff, max_retry_after, timeout)", k)
 		}
 		if err != nil {
-			return cfg, err
+			return clientConfig{}, err
 		}
 	}
-	return cfg, nil
-}
-
-// durationSetting reads a Go duration string or a number of seconds.
-func durationSetting(key string, v any, positive bool) (time.Duration, error) {
-	var d time.Duration
-	switch x := v.(type) {
-	case string:
-		parsed, err := time.ParseDuration(x)
-		if err != nil {
-			return 0, protocol.BadRequest("setting %s must be a duration such as \"340ms\", got %q", key, x)
-		}
-		d = parsed
-	case float64:
-		d = time.Duration(x * float64(time.Second))
-	default:
-		return 0, protocol.BadRequest("setting %s must be a duration such as \"340ms\", got %v", key, v)
-	}
-	if d < 0 || (positive && d == 0) {
-		return 0, protocol.BadRequest("setting %s must not be negative or zero, got %v", key, v)
-	}
-	return d, nil
+	withKey := p
+	withKey.Interval = intervalWithKey
+	return clientConfig{baseURL: base, policy: p, policyWithKey: withKey}, nil
 }
 
 func (s *PubMed) api() *client { return s.client.Load() }

@@ -378,26 +378,11 @@ func TestRecentAndAuthor(t *testing.T) {
 // scripted answers with the given steps in turn, then an empty search result.
 func scripted(t *testing.T, steps ...func(w http.ResponseWriter)) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		i := int(n.Add(1)) - 1
-		if i < len(steps) {
-			steps[i](w)
-			return
-		}
-		writeXML(w, http.StatusOK, `<eSearchResult><Count>0</Count><RetMax>0</RetMax><RetStart>0</RetStart><IdList/></eSearchResult>`)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n
+	return plugintest.Scripted(t, reply(http.StatusOK, "", `<eSearchResult><Count>0</Count><RetMax>0</RetMax><RetStart>0</RetStart><IdList/></eSearchResult>`), steps...)
 }
 
 func reply(code int, retryAfter, body string) func(w http.ResponseWriter) {
-	return func(w http.ResponseWriter) {
-		if retryAfter != "" {
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		writeXML(w, code, body)
-	}
+	return plugintest.Reply(code, retryAfter, "text/xml; charset=UTF-8", body)
 }
 
 func TestRetriesAndErrorMapping(t *testing.T) {

@@ -4,44 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-)
 
-// fixturesDir finds the recorded PubMed answers: $LECTERN_FIXTURES/pubmed, else
-// ../shared/fixtures/pubmed next to the repository root (the folder holding
-// go.work). Tests skip when the folder is absent.
-func fixturesDir(t *testing.T) string {
-	t.Helper()
-	root := os.Getenv("LECTERN_FIXTURES")
-	if root == "" {
-		dir, err := os.Getwd()
-		if err != nil {
-			t.Fatalf("getwd: %v", err)
-		}
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				t.Fatalf("no go.work above the test directory")
-			}
-			dir = parent
-		}
-		root = filepath.Join(dir, "..", "shared", "fixtures")
-	}
-	dir := filepath.Join(root, "pubmed")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("fixtures folder %s not found (set LECTERN_FIXTURES to the shared fixtures folder)", dir)
-	}
-	return dir
-}
+	"github.com/lectern-research/lectern/sdk/plugintest"
+)
 
 var (
 	articleRE = regexp.MustCompile(`(?s)<PubmedArticle>.*?</PubmedArticle>`)
@@ -62,13 +31,12 @@ type upstream struct {
 	dir      string
 	articles map[string]string // <PubmedArticle> by PMID
 	docSums  map[string]string // <DocSum> by id
-	mu       sync.Mutex
-	calls    []*http.Request
+	plugintest.Recorder
 }
 
 func newUpstream(t *testing.T) (*upstream, *httptest.Server) {
 	t.Helper()
-	u := &upstream{t: t, dir: fixturesDir(t), articles: map[string]string{}, docSums: map[string]string{}}
+	u := &upstream{t: t, dir: plugintest.FixturesDir(t, "pubmed"), articles: map[string]string{}, docSums: map[string]string{}}
 	for _, f := range []string{"efetch_pubmed_1_article_full.xml", "efetch_pubmed_2_articles.xml", "efetch_pubmed_abstract_2_articles.xml"} {
 		for _, chunk := range articleRE.FindAllString(u.read(f), -1) {
 			u.articles[pmidRE1.FindStringSubmatch(chunk)[1]] = chunk
@@ -83,23 +51,11 @@ func newUpstream(t *testing.T) (*upstream, *httptest.Server) {
 }
 
 func (u *upstream) read(name string) string {
-	data, err := os.ReadFile(filepath.Join(u.dir, name))
-	if err != nil {
-		u.t.Fatalf("read fixture: %v", err)
-	}
-	return string(data)
-}
-
-func (u *upstream) requests() []*http.Request {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]*http.Request(nil), u.calls...)
+	return string(plugintest.ReadFixture(u.t, u.dir, name))
 }
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	u.mu.Lock()
-	u.calls = append(u.calls, r.Clone(r.Context()))
-	u.mu.Unlock()
+	u.Record(r)
 	q := r.URL.Query()
 	ids := q.Get("id")
 	switch r.URL.Path {
@@ -182,7 +138,7 @@ func writeXML(w http.ResponseWriter, status int, body string) {
 // requestFor returns the last request made to the utility.
 func requestFor(t *testing.T, u *upstream, utility string) *http.Request {
 	t.Helper()
-	calls := u.requests()
+	calls := u.Requests()
 	for i := len(calls) - 1; i >= 0; i-- {
 		if calls[i].URL.Path == "/"+utility+".fcgi" {
 			return calls[i]
