@@ -60,3 +60,31 @@ func URLSetting(key string, v any) (*url.URL, error) {
 	}
 	return u, nil
 }
+
+// PolicySettingNames are the setting names ApplyPolicySetting knows, for a
+// plugin's "known settings" message.
+var PolicySettingNames = []string{"rate_interval", "max_attempts", "backoff_base", "max_backoff", "timeout"}
+
+// ApplyPolicySetting sets the field of p that the common setting key names:
+// rate_interval (Interval), max_attempts (MaxAttempts, 1 to 20), backoff_base
+// (Backoff), max_backoff (MaxBackoff, which also caps the Retry-After a call waits
+// through), timeout (Timeout, positive). ok is false for any other key, which the
+// plugin then handles or refuses itself.
+func ApplyPolicySetting(p *Policy, key string, v any) (ok bool, err error) {
+	switch key {
+	case "rate_interval":
+		p.Interval, err = DurationSetting(key, v)
+	case "max_attempts":
+		p.MaxAttempts, err = IntSetting(key, v, 1, 20)
+	case "backoff_base":
+		p.Backoff, err = DurationSetting(key, v)
+	case "max_backoff":
+		p.MaxBackoff, err = DurationSetting(key, v)
+		p.MaxRetryAfter = p.MaxBackoff
+	case "timeout":
+		p.Timeout, err = PositiveDurationSetting(key, v)
+	default:
+		return false, nil
+	}
+	return true, err
+}

@@ -112,3 +112,22 @@ func TestURLSetting(t *testing.T) {
 		})
 	}
 }
+
+func TestApplyPolicySetting(t *testing.T) {
+	t.Parallel()
+	var p Policy
+	for key, v := range map[string]any{"rate_interval": "3s", "max_attempts": float64(4), "backoff_base": 0.5, "max_backoff": "10s", "timeout": "90s"} {
+		ok, err := ApplyPolicySetting(&p, key, v)
+		require.True(t, ok, key)
+		require.NoError(t, err, key)
+	}
+	require.Equal(t, Policy{Interval: 3 * time.Second, MaxAttempts: 4, Backoff: 500 * time.Millisecond,
+		MaxBackoff: 10 * time.Second, MaxRetryAfter: 10 * time.Second, Timeout: 90 * time.Second}, p)
+
+	ok, err := ApplyPolicySetting(&p, "timeout", "0s")
+	require.True(t, ok)
+	require.ErrorContains(t, err, "setting timeout")
+	ok, err = ApplyPolicySetting(&p, "base_url", "https://example.org")
+	require.False(t, ok, "other keys are the plugin's")
+	require.NoError(t, err)
+}

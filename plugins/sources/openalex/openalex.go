@@ -101,18 +101,11 @@ func (o *OpenAlex) Configure(_ context.Context, req *protocol.ConfigureRequest) 
 		switch k {
 		case "base_url":
 			s.baseURL, err = urlSetting(k, v)
-		case "rate_interval":
-			s.policy.Interval, err = sourcehttp.DurationSetting(k, v)
-		case "max_attempts":
-			s.policy.MaxAttempts, err = sourcehttp.IntSetting(k, v, 1, 20)
-		case "backoff_base":
-			s.policy.Backoff, err = sourcehttp.DurationSetting(k, v)
-		case "max_backoff":
-			s.policy.MaxBackoff, err = sourcehttp.DurationSetting(k, v)
-			s.policy.MaxRetryAfter = s.policy.MaxBackoff
-		case "timeout":
-			s.policy.Timeout, err = sourcehttp.PositiveDurationSetting(k, v)
 		default:
+			var known bool
+			if known, err = sourcehttp.ApplyPolicySetting(&s.policy, k, v); known {
+				break
+			}
 			err = protocol.BadRequest("unknown setting %q (known: base_url, rate_interval, max_attempts, backoff_base, max_backoff, timeout)", k)
 		}
 		if err != nil {
