@@ -24,6 +24,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
+	"github.com/lectern-research/lectern/host/internal/llmsettings"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/papers"
@@ -175,6 +176,7 @@ func New(o Options) (*App, error) {
 		Learning: learning.NewAPI(learning.New(o.Pool)),
 		Upload:   uploadAPI,
 		Passages: retrieve.NewAPI(o.Pool),
+		LLM:      llmsettings.NewAPI(a.Settings, a.Audit, o.Logger, nil),
 		Plugins:  pluginAdmin,
 		Jobs:     jobsAPI,
 	})

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/ingest"
@@ -857,4 +861,75 @@ func TestPurgeFuncIsTheDailyIdentityPurge(t *testing.T) {
 	_, err = users.ByID(ctx, b.pool, old.ID)
 	require.ErrorIs(t, err, users.ErrNotFound)
 	require.Contains(t, b.auditActions(t), "user.purge")
+}
+
+func TestAdminLLMSettings(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	b := setup(t, map[string]string{"LECTERN_DATA_DIR": dataDir})
+	ctx := context.Background()
+	b.user(t, "admin@example.org", "admin")
+	b.user(t, "bo@example.org", "user")
+	admin := b.signIn(t, "admin@example.org")
+	bo := b.signIn(t, "bo@example.org")
+	put := func(cookie string, provider string, body map[string]any) *httptest.ResponseRecorder {
+		return b.do(t, req{method: http.MethodPut, path: "/api/admin/llm/providers/" + provider, cookie: cookie, body: body})
+	}
+	const planted = "sk-planted-7f3a9c1e-secret-4821"
+
+	require.Equal(t, http.StatusForbidden, put(bo, "openai", map[string]any{"api_key": planted}).Code)
+	require.Equal(t, http.StatusForbidden, b.do(t, req{method: http.MethodGet, path: "/api/admin/llm", cookie: bo}).Code)
+
+	rec := put(admin, "openai", map[string]any{"api_key": planted})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NotContains(t, rec.Body.String(), "planted")
+	require.Contains(t, rec.Body.String(), `"masked":"••••4821"`)
+	require.Contains(t, rec.Body.String(), `"key_name":"llm.openai.api_key"`, "the three earlier providers keep their flat key names")
+
+	rec = put(admin, "mistral", map[string]any{"api_key": "mk-other-0001"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), `"key_name":"llm.providers.mistral.api_key"`)
+
+	var sealed []byte
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT encrypted_value FROM user_config WHERE user_id IS NULL AND key = 'llm.openai.api_key'`).Scan(&sealed))
+	require.NotContains(t, string(sealed), "planted")
+
+	for _, bad := range []struct{ url, rule string }{
+		{"http://169.254.169.254/v1", "link-local"},
+		{"http://[fe80::1]/v1", "link-local"},
+		{"http://224.0.0.1/v1", "multicast"},
+		{"https://user:pw@llm.example.org/v1", "credentials"},
+		{"https://127.0.0.1/v1#frag", "fragment"},
+		{"ftp://127.0.0.1/v1", "scheme"},
+	} {
+		rec = put(admin, "custom_compatible", map[string]any{"base_url": bad.url})
+		require.Equal(t, http.StatusUnprocessableEntity, rec.Code, bad.url)
+		require.Contains(t, rec.Body.String(), bad.rule, bad.url)
+	}
+	require.Equal(t, http.StatusUnprocessableEntity, put(admin, "openai", map[string]any{"base_url": "http://127.0.0.1:8080/v1"}).Code,
+		"only the custom endpoint has a base URL")
+
+	rec = put(admin, "custom_compatible", map[string]any{"base_url": "http://127.0.0.1:8080/v1", "api_key": "ck-local-9999"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "127.0.0.1:8080", "the answer warns that prompts go to the custom endpoint")
+	require.Contains(t, rec.Body.String(), "prompts")
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/admin/llm", cookie: admin})
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.NotContains(t, rec.Body.String(), "planted")
+	require.Contains(t, rec.Body.String(), `"name":"custom_compatible"`)
+
+	// The plain key appears nowhere but in the sealed row: not in the logs, not in
+	// any file under the data directory.
+	require.NotContains(t, b.logs.String(), planted)
+	require.NoError(t, filepath.WalkDir(dataDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.NotContains(t, string(raw), planted, path)
+		return nil
+	}))
+	require.Contains(t, b.auditActions(t), audit.ActionAdminConfigChange)
 }

@@ -122,6 +122,8 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/admin/users/{id}/send-link", auth.AdminSession, f(adm.SendLink)},
 		{http.MethodGet, "/api/admin/audit-log", auth.AdminSession, f(adm.AuditLog)},
 		{http.MethodGet, "/api/admin/plugins", auth.AdminSession, f(pluginList)},
+		{http.MethodGet, "/api/admin/llm", auth.AdminSession, f(h.LLM.Get)},
+		{http.MethodPut, "/api/admin/llm/providers/{provider}", auth.AdminSession, f(h.LLM.PutProvider)},
 		{http.MethodPatch, "/api/admin/plugins/{name}", auth.AdminSession, f(pluginUpdate)},
 	}
 }

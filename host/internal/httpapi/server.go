@@ -18,6 +18,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
+	"github.com/lectern-research/lectern/host/internal/llmsettings"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
@@ -45,6 +46,7 @@ type Deps struct {
 	// Upload is the PDF upload; nil answers 503 (no job queue).
 	Upload   *ingest.API
 	Passages *retrieve.API
+	LLM      *llmsettings.API
 	// Plugins is the plugin administration; nil when the host runs without a plugin
 	// host, and then its routes answer 503.
 	Plugins *pluginhost.AdminAPI

@@ -197,22 +197,9 @@ func (s *Store) Put(ctx context.Context, userID uuid.UUID, key string, value jso
 	if IsSystemKey(key) {
 		return Entry{}, ErrSystemKey
 	}
-	if len(value) == 0 || len(value) > MaxValueBytes || !json.Valid(value) {
-		return Entry{}, fmt.Errorf("%w: must be JSON of at most %d bytes", ErrBadValue, MaxValueBytes)
-	}
-	var plainCol, sealedCol, keyID any
-	if IsSecretKey(key) {
-		var secret string
-		if err := json.Unmarshal(value, &secret); err != nil || secret == "" || len([]rune(secret)) > MaxSecretChars {
-			return Entry{}, fmt.Errorf("%w: a secret must be a non-empty string of at most %d characters", ErrBadValue, MaxSecretChars)
-		}
-		sealed, id, err := s.keys.Seal([]byte(secret), aad(&userID, key))
-		if err != nil {
-			return Entry{}, err
-		}
-		sealedCol, keyID = sealed, id
-	} else {
-		plainCol = []byte(value)
+	plainCol, sealedCol, keyID, err := s.seal(&userID, key, value)
+	if err != nil {
+		return Entry{}, err
 	}
 	r, err := scanRow(s.pool.QueryRow(ctx, `
 		INSERT INTO user_config (user_id, scope, key, value, encrypted_value, key_id)
@@ -225,6 +212,26 @@ func (s *Store) Put(ctx context.Context, userID uuid.UUID, key string, value jso
 		return Entry{}, fmt.Errorf("userconfig: put: %w", err)
 	}
 	return s.entry(&userID, r), nil
+}
+
+// seal checks value and returns the columns to store: the plain JSON, or for a
+// secret key the sealed string and the sealing key's id.
+func (s *Store) seal(owner *uuid.UUID, key string, value json.RawMessage) (plain, sealed, keyID any, err error) {
+	if len(value) == 0 || len(value) > MaxValueBytes || !json.Valid(value) {
+		return nil, nil, nil, fmt.Errorf("%w: must be JSON of at most %d bytes", ErrBadValue, MaxValueBytes)
+	}
+	if !IsSecretKey(key) {
+		return []byte(value), nil, nil, nil
+	}
+	var secret string
+	if err := json.Unmarshal(value, &secret); err != nil || secret == "" || len([]rune(secret)) > MaxSecretChars {
+		return nil, nil, nil, fmt.Errorf("%w: a secret must be a non-empty string of at most %d characters", ErrBadValue, MaxSecretChars)
+	}
+	b, id, err := s.keys.Seal([]byte(secret), aad(owner, key))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return nil, b, id, nil
 }
 
 // Delete removes the user's value under key.

@@ -1,0 +1,211 @@
+// Package llmsettings is the admin's side of the deployment-wide cloud LLM provider
+// settings (SPEC "Cloud LLM provider settings"): provider API keys kept sealed in
+// user_config (store 1, the source of truth, masked when read back) and the custom
+// compatible endpoint's base URL, checked before it is saved. Keys never go to a
+// file, an environment block or a log.
+package llmsettings
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lectern-research/lectern/host/internal/audit"
+	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/netguard"
+	"github.com/lectern-research/lectern/host/internal/secrets"
+	"github.com/lectern-research/lectern/host/internal/userconfig"
+)
+
+// FlatProviders are the three earlier providers whose keys keep the flat,
+// backward-compatible names llm.<provider>.api_key.
+var FlatProviders = []string{"openai", "anthropic", "google"}
+
+// CustomCompatible is the custom OpenAI-compatible endpoint.
+const CustomCompatible = "custom_compatible"
+
+var providerName = regexp.MustCompile(`^[a-z][a-z0-9_]{1,31}$`)
+
+// KeyName is the config key of a provider's API key: flat for the three earlier
+// providers, llm.providers.<provider>.api_key for every other.
+func KeyName(provider string) string {
+	if slices.Contains(FlatProviders, provider) {
+		return "llm." + provider + ".api_key"
+	}
+	return "llm.providers." + provider + ".api_key"
+}
+
+// BaseURLKey is the config key of the custom endpoint's base URL.
+const BaseURLKey = "llm.providers.custom_compatible.base_url"
+
+// API serves the admin routes (auth.AdminSession).
+type API struct {
+	store        *userconfig.Store
+	audit        *audit.Log
+	log          *slog.Logger
+	gatewayHosts []string
+	resolver     netguard.Resolver
+}
+
+// NewAPI returns the admin LLM settings API. gatewayHosts are the self-hosted
+// gateway's host names, which may be reached over plain HTTP.
+func NewAPI(store *userconfig.Store, auditLog *audit.Log, logger *slog.Logger, gatewayHosts []string) *API {
+	return &API{store: store, audit: auditLog, log: logger, gatewayHosts: gatewayHosts}
+}
+
+// Provider is one provider's settings as an admin sees them: the key masked.
+type Provider struct {
+	Name    string `json:"name"`
+	KeyName string `json:"key_name"`
+	APIKey  *struct {
+		Set    bool   `json:"set"`
+		Masked string `json:"masked,omitempty"`
+	} `json:"api_key,omitempty"`
+	BaseURL string `json:"base_url,omitempty"`
+}
+
+// Settings is the answer of GET /api/admin/llm.
+type Settings struct {
+	Providers []Provider `json:"providers"`
+	Warnings  []string   `json:"warnings"`
+}
+
+// Get answers the providers with keys set (masked) and the custom endpoint, with
+// the warning SPEC asks for when a custom endpoint is configured.
+func (a *API) Get(w http.ResponseWriter, r *http.Request) {
+	s, err := a.settings(r.Context())
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusOK, s)
+}
+
+func (a *API) settings(ctx context.Context) (Settings, error) {
+	entries, err := a.store.ListSystem(ctx, "llm.")
+	if err != nil {
+		return Settings{}, err
+	}
+	byName := map[string]*Provider{}
+	provider := func(name string) *Provider {
+		if p, ok := byName[name]; ok {
+			return p
+		}
+		p := &Provider{Name: name, KeyName: KeyName(name)}
+		byName[name] = p
+		return p
+	}
+	out := Settings{Providers: []Provider{}, Warnings: []string{}}
+	for _, e := range entries {
+		parts := strings.Split(e.Key, ".")
+		switch {
+		case e.Key == BaseURLKey:
+			var u string
+			_ = json.Unmarshal(e.Value, &u)
+			provider(CustomCompatible).BaseURL = u
+		case strings.HasSuffix(e.Key, ".api_key") && len(parts) >= 3:
+			name := parts[len(parts)-2]
+			p := provider(name)
+			p.APIKey = &struct {
+				Set    bool   `json:"set"`
+				Masked string `json:"masked,omitempty"`
+			}{Set: true, Masked: e.Masked}
+		}
+	}
+	for _, p := range byName {
+		out.Providers = append(out.Providers, *p)
+	}
+	slices.SortFunc(out.Providers, func(x, y Provider) int { return strings.Compare(x.Name, y.Name) })
+	if p, ok := byName[CustomCompatible]; ok && p.BaseURL != "" {
+		host := p.BaseURL
+		if u, err := url.Parse(p.BaseURL); err == nil {
+			host = u.Host
+		}
+		out.Warnings = append(out.Warnings, "When a model of the custom endpoint "+host+
+			" is assigned, prompts and the relevant source excerpts are sent to it.")
+	}
+	return out, nil
+}
+
+type putBody struct {
+	APIKey  *string `json:"api_key"`
+	BaseURL *string `json:"base_url"`
+}
+
+// PutProvider answers PUT /api/admin/llm/providers/{provider} {"api_key", "base_url"}:
+// the key is sealed (store 1) and only ever shown masked; the base URL (custom
+// endpoint only) is checked before it is saved and refused with 422 naming the rule.
+func (a *API) PutProvider(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "provider")
+	if !providerName.MatchString(name) {
+		respond.Err(w, r, respond.Invalid("Unknown provider name.", respond.FieldError{Field: "provider", Message: "must be lowercase letters, digits and _"}))
+		return
+	}
+	var body putBody
+	if !auth.DecodeJSON(w, r, &body) {
+		return
+	}
+	if body.APIKey == nil && body.BaseURL == nil {
+		respond.Err(w, r, respond.Invalid("Send api_key, base_url or both.", respond.FieldError{Field: "api_key", Message: "nothing to change"}))
+		return
+	}
+	if body.BaseURL != nil {
+		if name != CustomCompatible {
+			respond.Err(w, r, respond.Invalid("Only the custom compatible endpoint has a base URL.", respond.FieldError{Field: "base_url", Message: "only for custom_compatible"}))
+			return
+		}
+		if err := netguard.CheckBaseURL(r.Context(), *body.BaseURL, netguard.BaseURLOpts{GatewayHosts: a.gatewayHosts, Resolver: a.resolver}); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "netguard: ")
+			respond.Err(w, r, respond.Invalid("The base URL is refused: "+msg+".", respond.FieldError{Field: "base_url", Message: msg}))
+			return
+		}
+	}
+	var changed []string
+	if body.APIKey != nil {
+		v, _ := json.Marshal(strings.TrimSpace(*body.APIKey))
+		if _, err := a.store.PutSystem(r.Context(), KeyName(name), v); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		changed = append(changed, KeyName(name))
+	}
+	if body.BaseURL != nil {
+		v, _ := json.Marshal(strings.TrimSpace(*body.BaseURL))
+		if _, err := a.store.PutSystem(r.Context(), BaseURLKey, v); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		changed = append(changed, BaseURLKey)
+	}
+	meta := map[string]any{"provider": name, "keys": strings.Join(changed, ",")}
+	if ip := auth.ClientIP(r.Context()); ip.IsValid() {
+		meta["ip"] = ip.String()
+	}
+	a.audit.Record(r.Context(), auth.CallerFrom(r.Context()).UserID, audit.ActionAdminConfigChange, r.URL.Path, meta)
+	s, err := a.settings(r.Context())
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusOK, s)
+}
+
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, userconfig.ErrBadValue):
+		respond.Err(w, r, respond.Invalid(err.Error(), respond.FieldError{Field: "api_key", Message: "must be a non-empty string"}))
+	case errors.Is(err, secrets.ErrNoKey):
+		respond.Err(w, r, respond.Unavailable("Keys cannot be stored: SERVICE_CONFIG_KEY is not configured on this host.", err))
+	default:
+		respond.Err(w, r, respond.Internal(err))
+	}
+}
