@@ -1,0 +1,368 @@
+// Package embedded is the default vector store: chunk_embeddings in PostgreSQL is
+// the source of truth, and each embedding model's vectors are held in memory,
+// normalised and packed in one slice, loaded from PostgreSQL on first use. A search
+// scans the partition exactly (no approximation yet; see docs/vectors.md for the
+// measured cost and the plan for an approximate index with exact re-ranking).
+//
+// Writes go to PostgreSQL first, in one transaction, and then to memory. Writes by
+// another process (the import command, a second host) are picked up by a cheap
+// staleness check at most every RefreshEvery.
+package embedded
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lectern-research/lectern/host/internal/vectorstore"
+)
+
+// RefreshEvery is how long a loaded partition is trusted before its row count and
+// newest write are compared with PostgreSQL's.
+const RefreshEvery = 30 * time.Second
+
+// Store is the embedded vector store.
+type Store struct {
+	pool *pgxpool.Pool
+
+	mu    sync.Mutex
+	parts map[string]*partition
+}
+
+// partition is one model's vectors. ids, papers and the rows of vecs share indexes.
+type partition struct {
+	mu       sync.RWMutex
+	dim      int
+	ids      []uuid.UUID
+	papers   []uuid.UUID
+	vecs     []float32 // len(ids)*dim, each row normalised
+	pos      map[uuid.UUID]int
+	count    int64     // rows in PostgreSQL when last checked
+	newest   time.Time // newest created_at in PostgreSQL when last checked
+	checked  time.Time
+	loadedOK bool
+}
+
+// New returns an embedded store over pool.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, parts: map[string]*partition{}}
+}
+
+var _ vectorstore.Store = (*Store)(nil)
+
+// Upsert writes the vectors to chunk_embeddings in one transaction, refusing the
+// whole batch when a chunk does not exist or belongs to another paper, or when the
+// dimension differs from the model's.
+func (s *Store) Upsert(ctx context.Context, model string, items []vectorstore.Item) error {
+	if err := vectorstore.ValidateUpsert(model, items); err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	dim := len(items[0].Vector)
+	var inserted int64
+	var newest time.Time
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// One writer per model decides its dimension.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('vectorstore:' || $1, 0))`, model); err != nil {
+			return err
+		}
+		var have int
+		err := tx.QueryRow(ctx, `SELECT dimension FROM chunk_embeddings WHERE model = $1 LIMIT 1`, model).Scan(&have)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		case have != dim:
+			return fmt.Errorf("%w: model %q has %d dimensions, the vectors %d", vectorstore.ErrDimension, model, have, dim)
+		}
+		batch := &pgx.Batch{}
+		for _, it := range items {
+			batch.Queue(`
+				INSERT INTO chunk_embeddings (chunk_id, model, dimension, vector)
+				SELECT id, $2, $3, $4 FROM paper_chunks WHERE id = $1 AND paper_id = $5
+				ON CONFLICT (chunk_id, model) DO UPDATE
+				   SET vector = EXCLUDED.vector, dimension = EXCLUDED.dimension, created_at = now()
+				RETURNING (xmax = 0), created_at`,
+				it.ChunkID, model, dim, it.Vector, it.PaperID)
+		}
+		res := tx.SendBatch(ctx, batch)
+		defer res.Close()
+		for _, it := range items {
+			var fresh bool
+			err := res.QueryRow().Scan(&fresh, &newest)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("%w: chunk %s of paper %s does not exist", vectorstore.ErrInvalid, it.ChunkID, it.PaperID)
+			}
+			if err != nil {
+				return err
+			}
+			if fresh {
+				inserted++
+			}
+		}
+		return res.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("embedded: upsert: %w", err)
+	}
+	if p := s.loaded(model); p != nil {
+		p.mu.Lock()
+		for _, it := range items {
+			p.put(it.ChunkID, it.PaperID, it.Vector)
+		}
+		// Keep the staleness check in step with our own write, so it does not
+		// mistake it for another process's and reload.
+		p.count += inserted
+		if newest.After(p.newest) {
+			p.newest = newest
+		}
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// Delete removes these chunks' vectors under model.
+func (s *Store) Delete(ctx context.Context, model string, chunkIDs []uuid.UUID) error {
+	if len(chunkIDs) == 0 {
+		return nil
+	}
+	tag, err := s.pool.Exec(ctx, `DELETE FROM chunk_embeddings WHERE model = $1 AND chunk_id = ANY($2)`, model, chunkIDs)
+	if err != nil {
+		return fmt.Errorf("embedded: delete: %w", err)
+	}
+	if p := s.loaded(model); p != nil {
+		p.mu.Lock()
+		p.count -= tag.RowsAffected()
+		for _, id := range chunkIDs {
+			p.remove(id)
+		}
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// DeletePaper removes every vector of the paper's chunks under every model.
+func (s *Store) DeletePaper(ctx context.Context, paperID uuid.UUID) error {
+	if _, err := s.pool.Exec(ctx, `
+		DELETE FROM chunk_embeddings
+		 WHERE chunk_id IN (SELECT id FROM paper_chunks WHERE paper_id = $1)`, paperID); err != nil {
+		return fmt.Errorf("embedded: delete paper: %w", err)
+	}
+	s.mu.Lock()
+	parts := make([]*partition, 0, len(s.parts))
+	for _, p := range s.parts {
+		parts = append(parts, p)
+	}
+	s.mu.Unlock()
+	for _, p := range parts {
+		p.mu.Lock()
+		for i := len(p.ids) - 1; i >= 0; i-- {
+			if p.papers[i] == paperID {
+				p.remove(p.ids[i])
+				p.count--
+			}
+		}
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// Search scans the model's vectors and returns the k with the highest cosine.
+func (s *Store) Search(ctx context.Context, model string, query []float32, k int, f vectorstore.Filter) ([]vectorstore.Hit, error) {
+	if err := vectorstore.ValidateSearch(model, query, k); err != nil {
+		return nil, err
+	}
+	p, err := s.partition(ctx, model)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if len(p.ids) == 0 {
+		return []vectorstore.Hit{}, nil
+	}
+	if len(query) != p.dim {
+		return nil, fmt.Errorf("%w: model %q has %d dimensions, the query %d", vectorstore.ErrDimension, model, p.dim, len(query))
+	}
+	q := normalised(query)
+	var only map[uuid.UUID]bool
+	if len(f.PaperIDs) > 0 {
+		only = make(map[uuid.UUID]bool, len(f.PaperIDs))
+		for _, id := range f.PaperIDs {
+			only[id] = true
+		}
+	}
+	top := make(minHeap, 0, k+1)
+	for i := range p.ids {
+		if only != nil && !only[p.papers[i]] {
+			continue
+		}
+		row := p.vecs[i*p.dim : (i+1)*p.dim]
+		var dot float32
+		for j, x := range row {
+			dot += x * q[j]
+		}
+		if len(top) < k {
+			heap.Push(&top, scored{i, dot})
+		} else if dot > top[0].score {
+			top[0] = scored{i, dot}
+			heap.Fix(&top, 0)
+		}
+	}
+	out := make([]vectorstore.Hit, len(top))
+	for n := len(top) - 1; n >= 0; n-- {
+		sc := heap.Pop(&top).(scored)
+		out[n] = vectorstore.Hit{ChunkID: p.ids[sc.i], PaperID: p.papers[sc.i], Score: sc.score}
+	}
+	return out, nil
+}
+
+// loaded returns the model's partition when it is in memory.
+func (s *Store) loaded(model string) *partition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.parts[model]
+}
+
+// partition returns the model's partition, loading it from PostgreSQL the first
+// time and reloading it when PostgreSQL has changed behind it.
+func (s *Store) partition(ctx context.Context, model string) (*partition, error) {
+	s.mu.Lock()
+	p, ok := s.parts[model]
+	if !ok {
+		p = &partition{pos: map[uuid.UUID]int{}}
+		s.parts[model] = p
+	}
+	s.mu.Unlock()
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.loadedOK && time.Since(p.checked) < RefreshEvery {
+		return p, nil
+	}
+	var count int64
+	var newest *time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT count(*), max(created_at) FROM chunk_embeddings WHERE model = $1`, model).Scan(&count, &newest); err != nil {
+		return nil, fmt.Errorf("embedded: check %q: %w", model, err)
+	}
+	var nw time.Time
+	if newest != nil {
+		nw = *newest
+	}
+	if p.loadedOK && count == p.count && nw.Equal(p.newest) {
+		p.checked = time.Now()
+		return p, nil
+	}
+	if err := p.load(ctx, s.pool, model); err != nil {
+		return nil, err
+	}
+	p.count, p.newest, p.checked, p.loadedOK = count, nw, time.Now(), true
+	return p, nil
+}
+
+// load replaces the partition's contents with PostgreSQL's. The caller holds p.mu.
+func (p *partition) load(ctx context.Context, pool *pgxpool.Pool, model string) error {
+	rows, err := pool.Query(ctx, `
+		SELECT e.chunk_id, c.paper_id, e.vector
+		  FROM chunk_embeddings e JOIN paper_chunks c ON c.id = e.chunk_id
+		 WHERE e.model = $1`, model)
+	if err != nil {
+		return fmt.Errorf("embedded: load %q: %w", model, err)
+	}
+	defer rows.Close()
+	p.dim, p.ids, p.papers, p.vecs, p.pos = 0, nil, nil, nil, map[uuid.UUID]int{}
+	var chunkID, paperID uuid.UUID
+	var vec []float32
+	for rows.Next() {
+		if err := rows.Scan(&chunkID, &paperID, &vec); err != nil {
+			return fmt.Errorf("embedded: load %q: %w", model, err)
+		}
+		p.put(chunkID, paperID, vec)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("embedded: load %q: %w", model, err)
+	}
+	return nil
+}
+
+// put adds or replaces one vector. The caller holds p.mu.
+func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) {
+	if len(p.ids) == 0 {
+		p.dim = len(vec)
+	}
+	if len(vec) != p.dim {
+		return // refused before it reached PostgreSQL; never mixed in memory
+	}
+	n := normalised(vec)
+	if i, ok := p.pos[chunkID]; ok {
+		copy(p.vecs[i*p.dim:], n)
+		p.papers[i] = paperID
+		return
+	}
+	p.pos[chunkID] = len(p.ids)
+	p.ids = append(p.ids, chunkID)
+	p.papers = append(p.papers, paperID)
+	p.vecs = append(p.vecs, n...)
+}
+
+// remove deletes one vector by moving the last row into its place. The caller
+// holds p.mu.
+func (p *partition) remove(chunkID uuid.UUID) {
+	i, ok := p.pos[chunkID]
+	if !ok {
+		return
+	}
+	last := len(p.ids) - 1
+	if i != last {
+		p.ids[i], p.papers[i] = p.ids[last], p.papers[last]
+		copy(p.vecs[i*p.dim:(i+1)*p.dim], p.vecs[last*p.dim:])
+		p.pos[p.ids[i]] = i
+	}
+	p.ids, p.papers, p.vecs = p.ids[:last], p.papers[:last], p.vecs[:last*p.dim]
+	delete(p.pos, chunkID)
+}
+
+func normalised(v []float32) []float32 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	out := make([]float32, len(v))
+	if sum == 0 {
+		return out
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	for i, x := range v {
+		out[i] = x * inv
+	}
+	return out
+}
+
+type scored struct {
+	i     int
+	score float32
+}
+
+// minHeap keeps the k best hits with the worst on top.
+type minHeap []scored
+
+func (h minHeap) Len() int           { return len(h) }
+func (h minHeap) Less(i, j int) bool { return h[i].score < h[j].score }
+func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *minHeap) Push(x any)        { *h = append(*h, x.(scored)) }
+func (h *minHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
