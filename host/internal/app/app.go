@@ -10,9 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/google/uuid"
 	"log/slog"
 	"net/http"
+
+	"github.com/google/uuid"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/embed"
 	"github.com/lectern-research/lectern/host/internal/httpapi"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
@@ -36,6 +38,9 @@ import (
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 	"github.com/lectern-research/lectern/host/internal/users"
+	"github.com/lectern-research/lectern/host/internal/vectorstore"
+	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
+	"github.com/lectern-research/lectern/host/internal/vectorstore/qdrant"
 )
 
 // App is the assembled host.
@@ -66,6 +71,26 @@ type Options struct {
 	Sources func() []search.Named
 	// Jobs is the job queue; nil answers 503 on the jobs routes.
 	Jobs *jobs.Service
+	// Embedder embeds passages and questions; default embed.Lexical.
+	Embedder embed.Embedder
+	// Vectors is the vector store; default the embedded store over Pool. The
+	// ingest worker must write to the same one (see VectorStore).
+	Vectors vectorstore.Store
+}
+
+// VectorStore is the vector store the configuration asks for: the embedded store,
+// or with QDRANT_URL set, Qdrant mirrored from it (PostgreSQL keeps every vector).
+// closeFn releases the Qdrant connection.
+func VectorStore(cfg *config.Config, pool *pgxpool.Pool) (vectorstore.Store, func(), error) {
+	truth := embedded.New(pool)
+	if cfg.QdrantURL == "" {
+		return truth, func() {}, nil
+	}
+	q, err := qdrant.New(cfg.QdrantURL, cfg.QdrantAPIKey.Value())
+	if err != nil {
+		return nil, nil, fmt.Errorf("QDRANT_URL: %w", err)
+	}
+	return vectorstore.Mirrored{Truth: truth, Index: q}, func() { _ = q.Close() }, nil
 }
 
 // PDFStore is where uploaded PDFs live: LECTERN_DATA_DIR/pdfs, by content digest.
@@ -151,6 +176,12 @@ func New(o Options) (*App, error) {
 		sources = pluginSources(o.Plugins)
 	}
 	searchSvc := search.New(o.Pool, sources)
+	if o.Embedder == nil {
+		o.Embedder = embed.Lexical{}
+	}
+	if o.Vectors == nil {
+		o.Vectors = embedded.New(o.Pool)
+	}
 	var jobsAPI *jobs.API
 	var uploadAPI *ingest.API
 	if o.Jobs != nil {
@@ -175,7 +206,7 @@ func New(o Options) (*App, error) {
 		Search:   search.NewAPI(searchSvc),
 		Learning: learning.NewAPI(learning.New(o.Pool)),
 		Upload:   uploadAPI,
-		Passages: retrieve.NewAPI(o.Pool),
+		Passages: retrieve.NewAPI(retrieve.New(o.Pool, o.Embedder, o.Vectors)),
 		LLM:      llmsettings.NewAPI(a.Settings, a.Audit, o.Logger, nil),
 		Plugins:  pluginAdmin,
 		Jobs:     jobsAPI,

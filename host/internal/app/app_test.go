@@ -134,7 +134,7 @@ func setup(t *testing.T, env map[string]string) *testBundle {
 	// The queue is built but not started: the API reads and writes its rows,
 	// no worker runs (the jobs package tests the workers).
 	reg := jobs.NewRegistry()
-	require.NoError(t, ingest.RegisterJobs(reg, pool, PDFStore(cfg), opts.Logger))
+	require.NoError(t, ingest.RegisterJobs(reg, &ingest.Worker{Pool: pool, Store: PDFStore(cfg), Logger: opts.Logger}))
 	queue, err := jobs.New(context.Background(), jobs.Config{Pool: pool, Logger: opts.Logger, Registry: reg})
 	require.NoError(t, err)
 	opts.Jobs = queue

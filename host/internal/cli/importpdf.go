@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/app"
+	"github.com/lectern-research/lectern/host/internal/embed"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/users"
@@ -73,7 +74,13 @@ func runImport(ctx context.Context, args []string, env Env, stdout, stderr io.Wr
 		return 1
 	}
 	store := app.PDFStore(cfg)
-	worker := &ingest.Worker{Pool: pool, Store: store, Logger: log}
+	vectors, closeVectors, err := app.VectorStore(cfg, pool)
+	if err != nil {
+		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
+		return 1
+	}
+	defer closeVectors()
+	worker := &ingest.Worker{Pool: pool, Store: store, Logger: log, Embedder: embed.Lexical{}, Vectors: vectors}
 
 	var ingested, duplicates int
 	var failed []string

@@ -15,6 +15,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/buildinfo"
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/embed"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
@@ -97,7 +98,14 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err := learning.RegisterJobs(registry, pool); err != nil {
 		return err
 	}
-	if err := ingest.RegisterJobs(registry, pool, app.PDFStore(cfg), log); err != nil {
+	vectors, closeVectors, err := app.VectorStore(cfg, pool)
+	if err != nil {
+		return err
+	}
+	defer closeVectors()
+	embedder := embed.Lexical{}
+	if err := ingest.RegisterJobs(registry, &ingest.Worker{Pool: pool, Store: app.PDFStore(cfg), Logger: log,
+		Embedder: embedder, Vectors: vectors}); err != nil {
 		return err
 	}
 	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: log, Registry: registry,
@@ -117,7 +125,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}()
 
 	host, err := app.New(app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: migrator,
-		Version: buildinfo.Version(), Plugins: plugins, Jobs: queue})
+		Version: buildinfo.Version(), Plugins: plugins, Jobs: queue,
+		Embedder: embedder, Vectors: vectors})
 	if err != nil {
 		return err
 	}

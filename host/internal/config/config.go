@@ -37,6 +37,11 @@ type Config struct {
 	DatabaseURL Secret
 	// DataDir is LECTERN_DATA_DIR. Default ".lectern".
 	DataDir string
+	// QdrantURL is QDRANT_URL, the gRPC address of a Qdrant server
+	// (http://host:6334). Empty (the default) keeps vectors in the embedded store.
+	QdrantURL string
+	// QdrantAPIKey is QDRANT_API_KEY. Default unset.
+	QdrantAPIKey Secret
 	// PluginsFile is LECTERN_PLUGINS_FILE. Default "plugins.toml".
 	PluginsFile string
 	// CORSOrigins is CORS_ORIGINS, each origin normalized to the form

@@ -156,6 +156,16 @@ func options() []option {
 			item:  parseNonEmpty,
 		},
 		{
+			Option: Option{Name: "QDRANT_URL", Kind: KindString,
+				Description: "Qdrant gRPC address (http://host:6334 or https://host). Empty keeps vectors in the embedded store."},
+			field: func(c *Config) any { return &c.QdrantURL },
+		},
+		{
+			Option: Option{Name: "QDRANT_API_KEY", Kind: KindString, Secret: true,
+				Description: "API key for QDRANT_URL, when the Qdrant server asks for one."},
+			field: func(c *Config) any { return &c.QdrantAPIKey },
+		},
+		{
 			Option: Option{Name: "LECTERN_PLUGINS_FILE", Kind: KindString, Default: "plugins.toml",
 				Description: "Plugin registry file: which plugin binaries the host may launch."},
 			field: func(c *Config) any { return &c.PluginsFile },

@@ -68,7 +68,7 @@ func setup(t *testing.T, env map[string]string, pool *pgxpool.Pool) *testBundle 
 		Projects: projects.NewAPI(pool, papers.New(pool)),
 		Search:   search.NewAPI(search.New(pool, func() []search.Named { return nil })),
 		Learning: learning.NewAPI(learning.New(pool)),
-		Passages: retrieve.NewAPI(pool),
+		Passages: retrieve.NewAPI(retrieve.New(pool, nil, nil)),
 		LLM:      llmsettings.NewAPI(userconfig.New(pool, keys), auditLog, logger, nil),
 	})
 	return &testBundle{router: r, routes: routes, pool: pool, logs: logs}

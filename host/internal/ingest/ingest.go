@@ -27,10 +27,12 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/chunk"
+	"github.com/lectern-research/lectern/host/internal/embed"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
+	"github.com/lectern-research/lectern/host/internal/vectorstore"
 )
 
 // MaxUploadBytes bounds a browser upload (the reference's 50 MB).
@@ -183,6 +185,10 @@ type Worker struct {
 	Pool   *pgxpool.Pool
 	Store  *Store
 	Logger *slog.Logger
+	// Embedder and Vectors, when both are set, embed the stored passages into the
+	// vector store as the job's last step.
+	Embedder embed.Embedder
+	Vectors  vectorstore.Store
 	// Extract is pdftext.ExtractFile; tests may replace it.
 	Extract func(ctx context.Context, path string, opts *pdftext.Opts) (*pdftext.Document, error)
 }
@@ -211,7 +217,7 @@ type Outcome struct {
 // Work extracts, chunks and stores one paper's PDF (see Ingest).
 func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	out, err := w.Ingest(ctx, job.Args, jobs.OwnerOf(job.JobRow), func(step int, msg string) {
-		_ = jobs.ReportProgress(ctx, int64(step), 3, msg)
+		_ = jobs.ReportProgress(ctx, int64(step), 4, msg)
 	})
 	if err != nil {
 		return err
@@ -254,7 +260,11 @@ func (w *Worker) Ingest(ctx context.Context, args Args, owner uuid.UUID, progres
 	if err := w.save(ctx, args, owner, doc, chunks); err != nil {
 		return Outcome{}, err
 	}
-	progress(3, "done")
+	progress(3, fmt.Sprintf("embedding %d passages", len(chunks)))
+	if err := w.embed(ctx, args.PaperID); err != nil {
+		return Outcome{}, err
+	}
+	progress(4, "done")
 	return Outcome{Pages: len(doc.Pages), Chunks: len(chunks), Title: doc.Title, References: len(doc.References)}, nil
 }
 
@@ -367,6 +377,59 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 	})
 }
 
+// embedBatch is how many passages go to the embedder at once.
+const embedBatch = 64
+
+// embed replaces the paper's vectors with those of its stored passages. The text
+// is already saved: a failure here leaves the paper searchable by words, and
+// re-running the job embeds it again.
+func (w *Worker) embed(ctx context.Context, paperID uuid.UUID) error {
+	if w.Embedder == nil || w.Vectors == nil {
+		return nil
+	}
+	rows, err := w.Pool.Query(ctx, `SELECT id, content FROM paper_chunks WHERE paper_id = $1 ORDER BY chunk_index`, paperID)
+	if err != nil {
+		return fmt.Errorf("ingest: read passages: %w", err)
+	}
+	type passage struct {
+		id   uuid.UUID
+		text string
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (passage, error) {
+		var p passage
+		return p, r.Scan(&p.id, &p.text)
+	})
+	if err != nil {
+		return fmt.Errorf("ingest: read passages: %w", err)
+	}
+	if err := w.Vectors.DeletePaper(ctx, paperID); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	model := w.Embedder.Model()
+	for start := 0; start < len(list); start += embedBatch {
+		batch := list[start:min(start+embedBatch, len(list))]
+		texts := make([]string, len(batch))
+		for i, p := range batch {
+			texts[i] = p.text
+		}
+		vecs, err := w.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("ingest: embed with %s: %w", model, err)
+		}
+		if len(vecs) != len(batch) {
+			return fmt.Errorf("ingest: embed with %s: %d vectors for %d passages", model, len(vecs), len(batch))
+		}
+		items := make([]vectorstore.Item, len(batch))
+		for i, p := range batch {
+			items[i] = vectorstore.Item{ChunkID: p.id, PaperID: paperID, Vector: vecs[i]}
+		}
+		if err := w.Vectors.Upsert(ctx, model, items); err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+	}
+	return nil
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -377,9 +440,9 @@ func truncate(s string, n int) string {
 // RegisterJobs adds ingest.pdf to reg; only the upload route enqueues it. One
 // attempt: a PDF that cannot be read will not read better the second time, and the
 // failed job tells the owner why (its paper is gone, so uploading again is clean).
-func RegisterJobs(reg *jobs.Registry, pool *pgxpool.Pool, store *Store, logger *slog.Logger) error {
+func RegisterJobs(reg *jobs.Registry, w *Worker) error {
 	return jobs.Register(reg, jobs.KindSpec[Args]{
-		Worker:      &Worker{Pool: pool, Store: store, Logger: logger},
+		Worker:      w,
 		Queue:       "ingest",
 		MaxAttempts: 1,
 		Timeout:     10 * time.Minute,

@@ -20,11 +20,13 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
+	"github.com/lectern-research/lectern/host/internal/embed"
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
+	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -35,6 +37,8 @@ type bundle struct {
 	queue *jobs.Service
 	ann   uuid.UUID
 	bob   uuid.UUID
+	// passages is the hybrid retriever over the vectors the worker writes.
+	passages *retrieve.Retriever
 }
 
 func setup(t *testing.T) *bundle {
@@ -47,7 +51,9 @@ func setup(t *testing.T) *bundle {
 	store := NewStore(filepath.Join(t.TempDir(), "pdfs"))
 	logger := slog.New(slog.DiscardHandler)
 	reg := jobs.NewRegistry()
-	require.NoError(t, RegisterJobs(reg, pool, store, logger))
+	vectors := embedded.New(pool)
+	b.passages = retrieve.New(pool, embed.Lexical{}, vectors)
+	require.NoError(t, RegisterJobs(reg, &Worker{Pool: pool, Store: store, Logger: logger, Embedder: embed.Lexical{}, Vectors: vectors}))
 	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: logger, Registry: reg})
 	require.NoError(t, err)
 	require.NoError(t, queue.Start(ctx))
@@ -120,7 +126,7 @@ func TestUploadIngestAndFindAPassageOnItsPage(t *testing.T) {
 			break
 		}
 	}
-	found, err := retrieve.Search(ctx, b.pool, b.ann, strings.Join(phrase, " "), nil, 5)
+	found, err := b.passages.Search(ctx, b.ann, strings.Join(phrase, " "), nil, 5)
 	require.NoError(t, err)
 	require.NotEmpty(t, found, "phrase %q", phrase)
 	top := found[0]
@@ -139,9 +145,35 @@ func TestUploadIngestAndFindAPassageOnItsPage(t *testing.T) {
 	require.Positive(t, chunks)
 	require.Equal(t, 1, libraries, "the upload is in the uploader's library only")
 
-	bobFinds, err := retrieve.Search(ctx, b.pool, b.bob, strings.Join(phrase, " "), nil, 5)
+	bobFinds, err := b.passages.Search(ctx, b.bob, strings.Join(phrase, " "), nil, 5)
 	require.NoError(t, err)
 	require.Empty(t, bobFinds, "another user does not find a private upload's passages")
+
+	// Every passage has its vector, and vector similarity finds the passage where the
+	// words alone do not: a word the paper never uses empties the full-text match.
+	var vectors int
+	require.NoError(t, b.pool.QueryRow(ctx, `
+		SELECT count(*) FROM chunk_embeddings e JOIN paper_chunks c ON c.id = e.chunk_id
+		 WHERE c.paper_id = $1 AND e.model = $2 AND e.dimension = $3`,
+		res.PaperID, embed.Lexical{}.Model(), embed.LexicalDimension).Scan(&vectors))
+	require.Equal(t, chunks, vectors)
+	noisy := strings.Join(phrase, " ") + " zqxjvw"
+	lexical, err := retrieve.Lexical(ctx, b.pool, b.ann, noisy, nil, 5)
+	require.NoError(t, err)
+	require.Empty(t, lexical)
+	found, err = b.passages.Search(ctx, b.ann, noisy, nil, 5)
+	require.NoError(t, err)
+	require.NotEmpty(t, found)
+	var ids []uuid.UUID
+	for _, p := range found {
+		ids = append(ids, p.ChunkID)
+	}
+	require.Contains(t, ids[:min(3, len(ids))], top.ChunkID, "the vector ranking finds the same passage")
+	require.LessOrEqual(t, found[0].PageStart, 3)
+	require.GreaterOrEqual(t, found[0].PageEnd, 3, "an overlapping passage of the same page may rank first")
+	bobFinds, err = b.passages.Search(ctx, b.bob, noisy, nil, 5)
+	require.NoError(t, err)
+	require.Empty(t, bobFinds, "vector hits are filtered by ownership too")
 }
 
 func TestATruncatedPDFFailsAndLeavesNothing(t *testing.T) {

@@ -1,6 +1,6 @@
-// Package retrieve finds passages (paper chunks) for a question: today by lexical
-// rank over PostgreSQL's full-text index, limited to papers the caller may see;
-// vector similarity joins it by reciprocal rank fusion when embeddings arrive.
+// Package retrieve finds passages (paper chunks) for a question, limited to papers
+// the caller may see: lexical rank over PostgreSQL's full-text index and vector
+// similarity from the vector store, fused by reciprocal rank fusion.
 package retrieve
 
 import (
@@ -31,9 +31,10 @@ type Passage struct {
 	Snippet   string    `json:"snippet"`
 }
 
-// Search returns the passages best matching q among papers userID may see,
-// restricted to paperIDs when given (which never grants access to more).
-func Search(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, q string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
+// Lexical returns the passages best matching q by full-text rank among papers
+// userID may see, restricted to paperIDs when given (which never grants access to
+// more).
+func Lexical(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, q string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
 	var only any
 	if len(paperIDs) > 0 {
 		only = paperIDs
@@ -68,10 +69,10 @@ func Search(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, q string,
 }
 
 // API serves GET /api/search/chunks.
-type API struct{ pool *pgxpool.Pool }
+type API struct{ r *Retriever }
 
 // NewAPI returns the passage search API.
-func NewAPI(pool *pgxpool.Pool) *API { return &API{pool: pool} }
+func NewAPI(r *Retriever) *API { return &API{r: r} }
 
 // SearchChunks answers GET /api/search/chunks?q=&paper_ids=a,b&limit=1..100 (default
 // 20): passages with their paper, section, pages and a highlighted snippet.
@@ -106,7 +107,7 @@ func (a *API) SearchChunks(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.Invalid("The search is not valid.", fields...))
 		return
 	}
-	out, err := Search(r.Context(), a.pool, auth.CallerFrom(r.Context()).UserID, q, ids, limit)
+	out, err := a.r.Search(r.Context(), auth.CallerFrom(r.Context()).UserID, q, ids, limit)
 	if err != nil {
 		respond.Err(w, r, respond.Internal(err))
 		return

@@ -1,0 +1,139 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/vectorstore"
+)
+
+// rrfK is reciprocal rank fusion's constant: a passage's fused score is the sum of
+// 1/(rrfK + rank) over the rankings it appears in (Cormack et al., 2009).
+const rrfK = 60
+
+// Retriever answers passage searches. Without an embedder or a vector store it
+// ranks by words alone.
+type Retriever struct {
+	pool     *pgxpool.Pool
+	embedder embed.Embedder
+	vectors  vectorstore.Store
+}
+
+// New returns a Retriever; embedder and vectors may be nil.
+func New(pool *pgxpool.Pool, embedder embed.Embedder, vectors vectorstore.Store) *Retriever {
+	return &Retriever{pool: pool, embedder: embedder, vectors: vectors}
+}
+
+// Search returns the limit passages best matching q among papers userID may see,
+// restricted to paperIDs when given. Each ranking contributes its top
+// candidates(limit); Score is the fused score.
+func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
+	n := candidates(limit)
+	lexical, err := Lexical(ctx, r.pool, userID, q, paperIDs, n)
+	if err != nil {
+		return nil, err
+	}
+	if r.embedder == nil || r.vectors == nil {
+		return lexical[:min(limit, len(lexical))], nil
+	}
+	vecs, err := r.embedder.Embed(ctx, []string{q})
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: embed the question: %w", err)
+	}
+	// The vector store knows nothing of ownership: ask for more than needed and
+	// keep what the caller may see.
+	hits, err := r.vectors.Search(ctx, r.embedder.Model(), vecs[0], 4*n, vectorstore.Filter{PaperIDs: paperIDs})
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
+	}
+	similar, err := r.visible(ctx, userID, hits, n)
+	if err != nil {
+		return nil, err
+	}
+	return fuse(limit, lexical, similar), nil
+}
+
+// candidates is how deep each ranking is read before fusion.
+func candidates(limit int) int { return max(2*limit, 50) }
+
+// visible returns, in the hits' order, the first n hits whose paper userID may see,
+// with their passages' details.
+func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vectorstore.Hit, n int) ([]Passage, error) {
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	ids := make([]uuid.UUID, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ChunkID
+	}
+	rows, err := r.pool.Query(ctx, `
+		SELECT c.id, c.paper_id, p.title, coalesce(c.section, ''), c.page_start, c.page_end,
+		       left(c.content, 280)
+		  FROM paper_chunks c JOIN papers p ON p.id = c.paper_id
+		 WHERE c.id = ANY($2) AND `+papers.VisibleSQL, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: vector hits: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Passage, error) {
+		var p Passage
+		err := row.Scan(&p.ChunkID, &p.PaperID, &p.Title, &p.Section, &p.PageStart, &p.PageEnd, &p.Snippet)
+		p.Snippet = strings.Join(strings.Fields(p.Snippet), " ")
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: vector hits: %w", err)
+	}
+	byID := make(map[uuid.UUID]Passage, len(found))
+	for _, p := range found {
+		byID[p.ChunkID] = p
+	}
+	out := make([]Passage, 0, n)
+	for _, h := range hits {
+		if p, ok := byID[h.ChunkID]; ok && len(out) < n {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// fuse merges rankings by reciprocal rank fusion; ties keep the earlier ranking's
+// order. A passage found by both keeps the first ranking's snippet (the lexical
+// one, with the matched words marked).
+func fuse(limit int, rankings ...[]Passage) []Passage {
+	score := map[uuid.UUID]float64{}
+	first := map[uuid.UUID]int{}
+	var all []Passage
+	for _, ranking := range rankings {
+		for rank, p := range ranking {
+			if _, seen := score[p.ChunkID]; !seen {
+				first[p.ChunkID] = len(all)
+				all = append(all, p)
+			}
+			score[p.ChunkID] += 1 / float64(rrfK+rank+1)
+		}
+	}
+	for i := range all {
+		all[i].Score = score[all[i].ChunkID]
+	}
+	slices.SortStableFunc(all, func(a, b Passage) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return first[a.ChunkID] - first[b.ChunkID]
+	})
+	if all == nil {
+		return []Passage{}
+	}
+	return all[:min(limit, len(all))]
+}
