@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sync"
 	"time"
 
@@ -44,6 +45,8 @@ type partition struct {
 	ids      []uuid.UUID
 	papers   []uuid.UUID
 	vecs     []float32 // len(ids)*dim, each row normalised
+	words    int       // uint64 words per row of signs: ceil(dim/64)
+	signs    []uint64  // len(ids)*words, bit j set when component j is positive
 	pos      map[uuid.UUID]int
 	count    int64     // rows in PostgreSQL when last checked
 	newest   time.Time // newest created_at in PostgreSQL when last checked
@@ -194,7 +197,6 @@ func (s *Store) Search(ctx context.Context, model string, query []float32, k int
 	if len(query) != p.dim {
 		return nil, fmt.Errorf("%w: model %q has %d dimensions, the query %d", vectorstore.ErrDimension, model, p.dim, len(query))
 	}
-	q := normalised(query)
 	var only map[uuid.UUID]bool
 	if len(f.PaperIDs) > 0 {
 		only = make(map[uuid.UUID]bool, len(f.PaperIDs))
@@ -202,8 +204,83 @@ func (s *Store) Search(ctx context.Context, model string, query []float32, k int
 			only[id] = true
 		}
 	}
-	top := make(minHeap, 0, k+1)
+	return p.search(normalised(query), k, only), nil
+}
+
+// search returns the k rows (of the papers in only, when set) with the highest dot
+// product with the normalised query q. Small partitions, and searches filtered to
+// a few papers, are scanned exactly. Larger ones go in two passes: the Hamming
+// distance between the rows' and the query's sign bits (binary quantisation,
+// a 32nd of the float work) picks the rerank closest candidates, which are then
+// scored exactly. The caller holds p.mu for reading.
+func (p *partition) search(q []float32, k int, only map[uuid.UUID]bool) []vectorstore.Hit {
+	if len(p.ids) < exactBelow || only != nil {
+		return p.exact(q, k, only, nil)
+	}
+	return p.exact(q, k, nil, p.candidates(q, max(k*4, minRerank, len(p.ids)/rerankFraction)))
+}
+
+const (
+	// exactBelow is the partition size under which every search is exact.
+	exactBelow = 40_000
+	// rerankFraction: a quantised search rescores len/rerankFraction candidates
+	// (recall@10 at 1M synthetic vectors in docs/benchmarks.md).
+	rerankFraction = 10
+	// minRerank is the fewest candidates a quantised search rescores: the smaller
+	// the partition, the larger the share its true neighbours need.
+	minRerank = 20_000
+)
+
+// candidates returns the indexes of the n rows whose sign bits are nearest the
+// query's, by a histogram of Hamming distances (at most dim+1 buckets) rather than
+// a sort.
+func (p *partition) candidates(q []float32, n int) []int {
+	qs := make([]uint64, p.words)
+	signBits(qs, q)
+	dist := make([]uint16, len(p.ids))
+	hist := make([]int, p.words*64+1)
 	for i := range p.ids {
+		row := p.signs[i*p.words : (i+1)*p.words]
+		d := 0
+		for w, x := range row {
+			d += bits.OnesCount64(x ^ qs[w])
+		}
+		dist[i] = uint16(d)
+		hist[d]++
+	}
+	// Rows strictly under cut are all taken; rows at cut fill what is left.
+	cut, below := 0, 0
+	for cut < len(hist) && below+hist[cut] < n {
+		below += hist[cut]
+		cut++
+	}
+	atCut := n - below
+	out := make([]int, 0, n)
+	for i, d := range dist {
+		switch {
+		case int(d) < cut:
+			out = append(out, i)
+		case int(d) == cut && atCut > 0:
+			out = append(out, i)
+			atCut--
+		}
+	}
+	return out
+}
+
+// exact scores rows by dot product and keeps the k best: every row, or the rows in
+// rows when it is not nil.
+func (p *partition) exact(q []float32, k int, only map[uuid.UUID]bool, rows []int) []vectorstore.Hit {
+	top := make(minHeap, 0, k+1)
+	n := len(p.ids)
+	if rows != nil {
+		n = len(rows)
+	}
+	for r := range n {
+		i := r
+		if rows != nil {
+			i = rows[r]
+		}
 		if only != nil && !only[p.papers[i]] {
 			continue
 		}
@@ -224,7 +301,7 @@ func (s *Store) Search(ctx context.Context, model string, query []float32, k int
 		sc := heap.Pop(&top).(scored)
 		out[n] = vectorstore.Hit{ChunkID: p.ids[sc.i], PaperID: p.papers[sc.i], Score: sc.score}
 	}
-	return out, nil
+	return out
 }
 
 // loaded returns the model's partition when it is in memory.
@@ -280,7 +357,7 @@ func (p *partition) load(ctx context.Context, pool *pgxpool.Pool, model string) 
 		return fmt.Errorf("embedded: load %q: %w", model, err)
 	}
 	defer rows.Close()
-	p.dim, p.ids, p.papers, p.vecs, p.pos = 0, nil, nil, nil, map[uuid.UUID]int{}
+	p.dim, p.ids, p.papers, p.vecs, p.signs, p.pos = 0, nil, nil, nil, nil, map[uuid.UUID]int{}
 	var chunkID, paperID uuid.UUID
 	var vec []float32
 	for rows.Next() {
@@ -299,6 +376,8 @@ func (p *partition) load(ctx context.Context, pool *pgxpool.Pool, model string) 
 func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) {
 	if len(p.ids) == 0 {
 		p.dim = len(vec)
+		p.words = (p.dim + 63) / 64
+		p.signs = p.signs[:0]
 	}
 	if len(vec) != p.dim {
 		return // refused before it reached PostgreSQL; never mixed in memory
@@ -306,6 +385,7 @@ func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) {
 	n := normalised(vec)
 	if i, ok := p.pos[chunkID]; ok {
 		copy(p.vecs[i*p.dim:], n)
+		signBits(p.signs[i*p.words:(i+1)*p.words], n)
 		p.papers[i] = paperID
 		return
 	}
@@ -313,6 +393,8 @@ func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) {
 	p.ids = append(p.ids, chunkID)
 	p.papers = append(p.papers, paperID)
 	p.vecs = append(p.vecs, n...)
+	p.signs = append(p.signs, make([]uint64, p.words)...)
+	signBits(p.signs[len(p.signs)-p.words:], n)
 }
 
 // remove deletes one vector by moving the last row into its place. The caller
@@ -326,10 +408,21 @@ func (p *partition) remove(chunkID uuid.UUID) {
 	if i != last {
 		p.ids[i], p.papers[i] = p.ids[last], p.papers[last]
 		copy(p.vecs[i*p.dim:(i+1)*p.dim], p.vecs[last*p.dim:])
+		copy(p.signs[i*p.words:(i+1)*p.words], p.signs[last*p.words:])
 		p.pos[p.ids[i]] = i
 	}
-	p.ids, p.papers, p.vecs = p.ids[:last], p.papers[:last], p.vecs[:last*p.dim]
+	p.ids, p.papers, p.vecs, p.signs = p.ids[:last], p.papers[:last], p.vecs[:last*p.dim], p.signs[:last*p.words]
 	delete(p.pos, chunkID)
+}
+
+// signBits sets bit j of dst when v[j] is positive.
+func signBits(dst []uint64, v []float32) {
+	clear(dst)
+	for j, x := range v {
+		if x > 0 {
+			dst[j/64] |= 1 << (j % 64)
+		}
+	}
 }
 
 func normalised(v []float32) []float32 {
