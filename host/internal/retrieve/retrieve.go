@@ -31,6 +31,10 @@ type Passage struct {
 	Snippet   string    `json:"snippet"`
 }
 
+// lexicalCandidates caps the matching passages Lexical ranks (see there); the
+// figures are in docs/benchmarks.md.
+const lexicalCandidates = 2000
+
 // Lexical returns the passages best matching q by full-text rank among papers
 // userID may see, restricted to paperIDs when given (which never grants access to
 // more).
@@ -39,17 +43,26 @@ func Lexical(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, q string
 	if len(paperIDs) > 0 {
 		only = paperIDs
 	}
+	// Ranking reads every matching passage's tsvector: about 2 ms for a selective
+	// query, but most of a second at 100k passages when the words are common. So
+	// the passages that match and that the caller may see are capped at
+	// lexicalCandidates (in index order) before they are ranked; for a common-word
+	// question the vector ranking, fused in Retriever.Search, carries the order.
 	rows, err := pool.Query(ctx, `
+		WITH cand AS MATERIALIZED (
+		    SELECT c.id
+		      FROM paper_chunks c JOIN papers p ON p.id = c.paper_id
+		     WHERE c.search_vector @@ websearch_to_tsquery('english', $2) AND `+papers.VisibleSQL+`
+		       AND ($3::uuid[] IS NULL OR c.paper_id = ANY($3))
+		     LIMIT $5)
 		SELECT c.id, c.paper_id, p.title, coalesce(c.section, ''), c.page_start, c.page_end,
 		       ts_rank_cd(c.search_vector, q) AS score,
 		       ts_headline('english', c.content, q, 'MaxFragments=1, MaxWords=35, MinWords=12, StartSel=«, StopSel=»')
-		  FROM paper_chunks c
+		  FROM cand JOIN paper_chunks c ON c.id = cand.id
 		  JOIN papers p ON p.id = c.paper_id,
 		       websearch_to_tsquery('english', $2) q
-		 WHERE c.search_vector @@ q AND `+papers.VisibleSQL+`
-		   AND ($3::uuid[] IS NULL OR c.paper_id = ANY($3))
 		 ORDER BY score DESC, c.paper_id, c.chunk_index
-		 LIMIT $4`, userID, q, only, limit)
+		 LIMIT $4`, userID, q, only, limit, lexicalCandidates)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: search: %w", err)
 	}
