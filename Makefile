@@ -10,7 +10,7 @@ PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/*/main.go))
 # Packages of both modules of the workspace (root and sdk).
 PKGS := ./... ./sdk/...
 
-.PHONY: build run test bench lint fmt clean proto
+.PHONY: build run test test-qdrant bench lint fmt clean proto
 
 ## build: bin/lectern (the host) and bin/plugins/<name> (each plugin)
 build:
@@ -31,6 +31,11 @@ run: build
 test: build
 	./scripts/ensure-tools
 	./bin/lectern devdb exec -- $(GO) test -count=1 $(PKGS)
+
+## test-qdrant: the vector-store contract test against a real Qdrant (QDRANT_URL=http://host:6334)
+test-qdrant: build
+	@test -n "$(QDRANT_URL)" || { echo "make test-qdrant: set QDRANT_URL to a Qdrant gRPC address, e.g. http://localhost:6334" >&2; exit 2; }
+	QDRANT_URL=$(QDRANT_URL) ./bin/lectern devdb exec -- $(GO) test -count=1 -tags qdrant -run TestContract ./host/internal/vectorstore/...
 
 ## bench: benchmarks only (figures go to docs/benchmarks.md)
 bench: build

@@ -1,51 +1,12 @@
 package qdrant
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/lectern-research/lectern/host/internal/vectorstore/storetest"
 )
-
-func TestContract(t *testing.T) {
-	rawURL := os.Getenv("QDRANT_URL")
-	if rawURL == "" {
-		t.Skip("QDRANT_URL is not set: the Qdrant adapter's contract test needs a real Qdrant")
-	}
-	suffix := make([]byte, 4)
-	_, err := rand.Read(suffix)
-	require.NoError(t, err)
-	prefix := "lectern_test_" + hex.EncodeToString(suffix) + "_"
-
-	s, err := New(rawURL, os.Getenv("QDRANT_API_KEY"), WithCollectionPrefix(prefix))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		names, err := s.client.ListCollections(ctx)
-		if err != nil {
-			t.Errorf("list collections to drop: %v", err)
-		}
-		for _, name := range names {
-			if strings.HasPrefix(name, prefix) {
-				if err := s.client.DeleteCollection(ctx, name); err != nil {
-					t.Errorf("drop collection %s: %v", name, err)
-				}
-			}
-		}
-		require.NoError(t, s.Close())
-	})
-
-	storetest.Run(t, s)
-}
 
 // validName is what this package promises of a collection name, well inside what
 // Qdrant accepts (no / \ : * ? " < > | or NUL, at most 255 bytes).
