@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/lectern-research/lectern/host/internal/embed"
 	"github.com/lectern-research/lectern/host/internal/papers"
@@ -37,13 +38,34 @@ func New(pool *pgxpool.Pool, embedder embed.Embedder, vectors vectorstore.Store)
 // candidates(limit); Score is the fused score.
 func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
 	n := candidates(limit)
-	lexical, err := Lexical(ctx, r.pool, userID, q, paperIDs, n)
-	if err != nil {
-		return nil, err
-	}
 	if r.embedder == nil || r.vectors == nil {
+		lexical, err := Lexical(ctx, r.pool, userID, q, paperIDs, n)
+		if err != nil {
+			return nil, err
+		}
 		return lexical[:min(limit, len(lexical))], nil
 	}
+	// The two rankings share nothing until fusion: read them at once.
+	var lexical, similar []Passage
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		lexical, err = Lexical(gctx, r.pool, userID, q, paperIDs, n)
+		return err
+	})
+	g.Go(func() error {
+		var err error
+		similar, err = r.similar(gctx, userID, q, paperIDs, n)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return fuse(limit, lexical, similar), nil
+}
+
+// similar is the vector ranking: the n passages nearest q that userID may see.
+func (r *Retriever) similar(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, n int) ([]Passage, error) {
 	vecs, err := r.embedder.Embed(ctx, []string{q})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: embed the question: %w", err)
@@ -54,11 +76,7 @@ func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, pape
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
-	similar, err := r.visible(ctx, userID, hits, n)
-	if err != nil {
-		return nil, err
-	}
-	return fuse(limit, lexical, similar), nil
+	return r.visible(ctx, userID, hits, n)
 }
 
 // candidates is how deep each ranking is read before fusion.

@@ -33,7 +33,7 @@ type Passage struct {
 
 // lexicalCandidates caps the matching passages Lexical ranks (see there); the
 // figures are in docs/benchmarks.md.
-const lexicalCandidates = 2000
+const lexicalCandidates = 1000
 
 // Lexical returns the passages best matching q by full-text rank among papers
 // userID may see, restricted to paperIDs when given (which never grants access to
