@@ -110,3 +110,32 @@ func (rec *Recorder) Requests() []*http.Request {
 	defer rec.mu.Unlock()
 	return append([]*http.Request(nil), rec.calls...)
 }
+
+// FastSettings are a source's settings for replay tests: base_url set, no pacing,
+// millisecond backoff, short timeouts; extra adds or overrides entries.
+func FastSettings(baseURL string, extra map[string]any) map[string]any {
+	s := map[string]any{"base_url": baseURL, "rate_interval": "0s", "backoff_base": "1ms", "max_backoff": "2s", "timeout": "5s"}
+	for k, v := range extra {
+		s[k] = v
+	}
+	return s
+}
+
+// Canned starts a server answering every request with status, content type and
+// body, closed when the test ends. The requests it receives are sent on the
+// returned channel (the first 16; later ones are not kept).
+func Canned(t testing.TB, status int, contentType string, body []byte) (*httptest.Server, <-chan *http.Request) {
+	t.Helper()
+	reqs := make(chan *http.Request, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case reqs <- r:
+		default:
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, reqs
+}

@@ -27,10 +27,7 @@ import (
 // fastSettings point both endpoints at the server root and turn pacing and
 // backoff down for tests.
 func fastSettings(root string) map[string]any {
-	return map[string]any{
-		"base_url": root + "/api/query", "oai_base_url": root + "/oai2",
-		"rate_interval": "0s", "backoff_base": "1ms", "max_backoff": "2s", "timeout": "5s",
-	}
+	return plugintest.FastSettings(root+"/api/query", map[string]any{"oai_base_url": root + "/oai2"})
 }
 
 type testBundle struct {

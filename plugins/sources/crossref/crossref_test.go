@@ -27,35 +27,21 @@ import (
 func configured(t *testing.T, baseURL string, extra map[string]any) *Crossref {
 	t.Helper()
 	c := New(slog.New(slog.DiscardHandler))
-	s := map[string]any{"base_url": baseURL, "rate_interval": "0s", "backoff_base": "1ms", "max_backoff": "2s", "timeout": "5s"}
-	for k, v := range extra {
-		s[k] = v
-	}
-	_, err := c.Configure(t.Context(), &protocol.ConfigureRequest{Settings: s})
+	_, err := c.Configure(t.Context(), &protocol.ConfigureRequest{Settings: plugintest.FastSettings(baseURL, extra)})
 	require.NoError(t, err)
 	return c
 }
 
 type testBundle struct {
 	src      *Crossref
-	requests chan *http.Request
+	requests <-chan *http.Request
 }
 
 // setup starts a server answering every request with status, content type and
 // body, and a source pointed at it.
 func setup(t *testing.T, status int, contentType string, body []byte) *testBundle {
 	t.Helper()
-	reqs := make(chan *http.Request, 16)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case reqs <- r:
-		default:
-		}
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
+	srv, reqs := plugintest.Canned(t, status, contentType, body)
 	return &testBundle{src: configured(t, srv.URL, nil), requests: reqs}
 }
 

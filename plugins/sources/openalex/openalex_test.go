@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,35 +27,21 @@ import (
 func configured(t *testing.T, baseURL string, extra map[string]any) *OpenAlex {
 	t.Helper()
 	o := New(slog.New(slog.DiscardHandler))
-	s := map[string]any{"base_url": baseURL, "rate_interval": "0s", "backoff_base": "1ms", "max_backoff": "2s", "timeout": "5s"}
-	for k, v := range extra {
-		s[k] = v
-	}
-	_, err := o.Configure(t.Context(), &protocol.ConfigureRequest{Settings: s})
+	_, err := o.Configure(t.Context(), &protocol.ConfigureRequest{Settings: plugintest.FastSettings(baseURL, extra)})
 	require.NoError(t, err)
 	return o
 }
 
 type testBundle struct {
 	src      *OpenAlex
-	requests chan *url.URL
+	requests <-chan *http.Request
 }
 
 // setup starts a server answering every request with status, content type and
 // body, and a source pointed at it.
 func setup(t *testing.T, status int, contentType string, body []byte) *testBundle {
 	t.Helper()
-	reqs := make(chan *url.URL, 16)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case reqs <- r.URL:
-		default:
-		}
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
+	srv, reqs := plugintest.Canned(t, status, contentType, body)
 	return &testBundle{src: configured(t, srv.URL, nil), requests: reqs}
 }
 
@@ -240,7 +225,7 @@ func TestFixtures(t *testing.T) {
 			}
 			b := setup(t, tc.status, ct, plugintest.ReadFixture(t, dir, tc.fixture))
 			page, err := tc.call(t.Context(), b.src)
-			got := <-b.requests
+			got := (<-b.requests).URL
 			require.Equal(t, tc.wantPath, got.Path)
 			require.Equal(t, selectFields, got.Query().Get("select"))
 			for k, v := range tc.wantQuery {
@@ -388,7 +373,7 @@ func TestRequests(t *testing.T) {
 			t.Parallel()
 			b := setup(t, 200, "application/json", []byte(`{"meta":{"count":0,"next_cursor":null},"results":[]}`))
 			require.NoError(t, tc.call(t.Context(), b.src))
-			got := (<-b.requests).Query()
+			got := (<-b.requests).URL.Query()
 			for k, v := range tc.want {
 				require.Equal(t, v, got.Get(k), "query parameter %s", k)
 			}
