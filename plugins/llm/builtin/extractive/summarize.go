@@ -1,0 +1,158 @@
+package extractive
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/lectern-research/lectern/sdk/llm"
+)
+
+// Sentence lengths, in words, the JSON tasks read. Shorter ones are labels and
+// fragments; longer ones are usually text the splitter could not cut (tables,
+// front matter).
+var (
+	summaryProse = proseOpts{minWords: 8, maxWords: 60}
+	relaxedProse = proseOpts{minWords: 4, maxWords: longSentenceWords}
+)
+
+// maxFindings bounds Summary.KeyFindings.
+const maxFindings = 5
+
+// resultPhrases are the result cues of key findings, matched at the start of a
+// word in the sentence's lowercase words (plainWords; so "improv" matches
+// "improved" and "improvement"); resultPattern matches numbers that report
+// results.
+var resultPhrases = []string{
+	"we show", "we find", "we found", "we demonstrate", "we observe", "we report",
+	"results show", "results indicate", "results suggest", "results demonstrate", "results reveal",
+	"show that", "showed that", "found that", "indicate that", "indicated that", "demonstrate that",
+	"outperform", "improv", "significant", "increas", "decreas", "reduc", "achiev",
+	"higher than", "lower than", "better than", "worse than", "more than", "less than",
+	"accuracy", "state of the art", "effective", "associated with", "correlat",
+}
+
+// resultPattern: a percentage, a decimal number, a p-value, or a ratio ("2x",
+// "3-fold").
+var resultPattern = regexp.MustCompile(`\d\s?%|\d+\.\d+|\bp\s?[<=>≤]\s?0?\.\d|\b\d+(\.\d+)?\s?(x|×|-fold|fold)\b`)
+
+// resultCues counts the result cues of a sentence: one per matched phrase, one for
+// any result number.
+func resultCues(u *unit) int {
+	n := countPhrases(u.plain, resultPhrases)
+	if hasDigit(u.span.Text) && resultPattern.MatchString(u.span.Text) {
+		n++
+	}
+	return n
+}
+
+// wordString joins tokens as " a b c " for word-start phrase matching.
+func wordString(toks []string) string {
+	return " " + strings.Join(toks, " ") + " "
+}
+
+// countPhrases counts how many of phrases occur at a word start in toks.
+func countPhrases(toks []string, phrases []string) int {
+	s := wordString(toks)
+	n := 0
+	for _, p := range phrases {
+		if strings.Contains(s, " "+p) {
+			n++
+		}
+	}
+	return n
+}
+
+// summarize makes an extractive Summary: the candidate sentences (prose of 8 to
+// 60 words outside references, captions, equations and front matter; 4 to 120
+// words when that leaves none) are ranked by rank. The summary is the top 3 to 5
+// sentences (3 under 15 candidates, 4 under 30, else 5) that do not repeat one
+// another, in document order; the TL;DR is the best of them. Key findings are up
+// to maxFindings sentences with result cues (resultCues), ranked by score × (1 +
+// 0.5 × cues, at most 3 counted), topped up with the best-ranked sentences to at
+// least three. TLDR and Summary are in display form (white space collapsed,
+// line-end hyphenation undone); a finding's Text and Quote are the verbatim
+// sentence.
+func summarize(ctx context.Context, docs []llm.Document) (*llm.Summary, error) {
+	out := &llm.Summary{KeyFindings: []llm.Finding{}}
+	cands, r, err := rankedProse(ctx, docs)
+	if err != nil || len(cands) == 0 {
+		return out, err
+	}
+	k := 5
+	switch {
+	case len(cands) < 15:
+		k = 3
+	case len(cands) < 30:
+		k = 4
+	}
+	var chosen []int
+	for _, i := range r.order {
+		if len(chosen) == k {
+			break
+		}
+		if !r.redundant(i, chosen) {
+			chosen = append(chosen, i)
+		}
+	}
+	out.TLDR = display(r.units[chosen[0]].span.Text)
+	inOrder := slices.Clone(chosen)
+	slices.SortFunc(inOrder, func(a, b int) int { return compareUnits(r.units[a], r.units[b]) })
+	parts := make([]string, len(inOrder))
+	for i, j := range inOrder {
+		parts[i] = display(r.units[j].span.Text)
+	}
+	out.Summary = strings.Join(parts, " ")
+
+	cues := make([]int, len(cands))
+	var withCues []int
+	for _, i := range r.order {
+		if cues[i] = resultCues(r.units[i]); cues[i] > 0 {
+			withCues = append(withCues, i)
+		}
+	}
+	slices.SortStableFunc(withCues, func(a, b int) int {
+		sa := r.scores[a] * (1 + 0.5*float64(min(cues[a], 3)))
+		sb := r.scores[b] * (1 + 0.5*float64(min(cues[b], 3)))
+		switch {
+		case sa > sb:
+			return -1
+		case sa < sb:
+			return 1
+		}
+		return 0
+	})
+	var findings []int
+	for _, i := range withCues {
+		if len(findings) == maxFindings {
+			break
+		}
+		if !r.redundant(i, findings) {
+			findings = append(findings, i)
+		}
+	}
+	for _, i := range r.order {
+		if len(findings) >= 3 {
+			break
+		}
+		if !slices.Contains(findings, i) && !r.redundant(i, findings) {
+			findings = append(findings, i)
+		}
+	}
+	for _, i := range findings {
+		s := r.units[i].span.Text
+		out.KeyFindings = append(out.KeyFindings, llm.Finding{Text: s, Quote: s})
+	}
+	return out, nil
+}
+
+// compareUnits orders units as they appear in the request.
+func compareUnits(a, b *unit) int {
+	if a.doc != b.doc {
+		return a.doc - b.doc
+	}
+	return a.span.Start - b.span.Start
+}
+
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }

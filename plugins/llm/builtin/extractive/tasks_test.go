@@ -1,0 +1,258 @@
+package extractive
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/sdk/llm"
+)
+
+// validate checks a JSON value against the subset of JSON Schema that
+// llm.Schema uses: type (object, array, string, integer), properties, required,
+// additionalProperties false, items, enum, minimum, maximum.
+func validate(schema map[string]any, v any, path string) error {
+	switch schema["type"] {
+	case "object":
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: want an object, got %T", path, v)
+		}
+		props, _ := schema["properties"].(map[string]any)
+		for _, r := range schema["required"].([]any) {
+			if _, ok := obj[r.(string)]; !ok {
+				return fmt.Errorf("%s: required %q missing", path, r)
+			}
+		}
+		for k, x := range obj {
+			sub, ok := props[k].(map[string]any)
+			if !ok {
+				if schema["additionalProperties"] == false {
+					return fmt.Errorf("%s: property %q not allowed", path, k)
+				}
+				continue
+			}
+			if err := validate(sub, x, path+"."+k); err != nil {
+				return err
+			}
+		}
+	case "array":
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%s: want an array, got %T", path, v)
+		}
+		for i, x := range arr {
+			if err := validate(schema["items"].(map[string]any), x, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case "string":
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("%s: want a string, got %T", path, v)
+		}
+		if enum, ok := schema["enum"].([]any); ok && !slices.Contains(enum, any(s)) {
+			return fmt.Errorf("%s: %q not in %v", path, s, enum)
+		}
+	case "integer":
+		f, ok := v.(float64)
+		if !ok || f != float64(int64(f)) {
+			return fmt.Errorf("%s: want an integer, got %v", path, v)
+		}
+		if m, ok := schema["minimum"].(float64); ok && f < m {
+			return fmt.Errorf("%s: %v below %v", path, f, m)
+		}
+		if m, ok := schema["maximum"].(float64); ok && f > m {
+			return fmt.Errorf("%s: %v above %v", path, f, m)
+		}
+	default:
+		return fmt.Errorf("%s: schema type %v not handled", path, schema["type"])
+	}
+	return nil
+}
+
+// chatJSON runs a JSON task with its schema, checks the answer against
+// llm.Schema(task) and decodes it strictly into out.
+func chatJSON(t *testing.T, task, question string, docs []llm.Document, out any) *llm.ChatResponse {
+	t.Helper()
+	schema := llm.Schema(task)
+	resp, _ := chat(t, task, question, docs, schema)
+	var s map[string]any
+	require.NoError(t, json.Unmarshal(schema.Schema, &s))
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(resp.Text), &v), "not JSON: %q", resp.Text)
+	require.NoError(t, validate(s, v, "$"))
+	dec := json.NewDecoder(bytes.NewReader([]byte(resp.Text)))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(out))
+	require.Equal(t, map[string]string{llm.MetaMethod: llm.MethodExtractive, MetaTask: task}, resp.Metadata)
+	return resp
+}
+
+// requireInSomeDoc checks that quote is an exact substring of a document.
+func requireInSomeDoc(t *testing.T, quote string, docs []llm.Document) {
+	t.Helper()
+	require.NotEmpty(t, quote)
+	require.True(t, slices.ContainsFunc(docs, func(d llm.Document) bool { return strings.Contains(d.Text, quote) }),
+		"quote %q is in no document", quote)
+}
+
+// normalized folds white space and line-end hyphenation, as the host does
+// before comparing a displayed sentence with the paper.
+func normalized(s string) string { return display(s) }
+
+// realDocSets are the documents the JSON tasks are tested on.
+func realDocSets(t *testing.T) map[string][]llm.Document {
+	paperID, paper := loadQasper(t)
+	return map[string][]llm.Document{
+		"qasper":    qasperDocs(paperID, paper),
+		"hindawi":   chunks(hindawiText(t), 390, 38),
+		"papermage": chunks(papermageText(t), 390, 38),
+		"pubmedqa":  pubmedSet(loadPubMedQA(t), 7, true),
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	for name, docs := range realDocSets(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var s llm.Summary
+			chatJSON(t, llm.TaskSummarize, "", docs, &s)
+			var all strings.Builder
+			for _, d := range docs {
+				all.WriteString(normalized(d.Text) + "\n")
+			}
+			require.NotEmpty(t, s.TLDR)
+			require.Contains(t, all.String(), s.TLDR, "the TL;DR is not a sentence of the documents")
+			require.Contains(t, s.Summary, s.TLDR)
+			require.NotNil(t, s.KeyFindings)
+			require.LessOrEqual(t, len(s.KeyFindings), maxFindings)
+			for _, f := range s.KeyFindings {
+				require.Equal(t, f.Quote, f.Text)
+				requireInSomeDoc(t, f.Quote, docs)
+			}
+			if name != "qasper" { // the QASPER sample's text is placeholder words
+				require.GreaterOrEqual(t, len(s.KeyFindings), 3)
+				require.GreaterOrEqual(t, strings.Count(s.Summary, ". "), 2, "a summary of 3 to 5 sentences")
+			}
+		})
+	}
+}
+
+func TestExtract(t *testing.T) {
+	t.Parallel()
+	for name, docs := range realDocSets(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var x llm.Extraction
+			chatJSON(t, llm.TaskExtract, "", docs, &x)
+			require.NotNil(t, x.Items)
+			perType := map[string]int{}
+			for _, it := range x.Items {
+				perType[it.Type]++
+				require.Equal(t, strings.TrimSpace(it.Quote), it.Content)
+				requireInSomeDoc(t, it.Quote, docs)
+			}
+			for typ, n := range perType {
+				require.LessOrEqual(t, n, maxPerType, typ)
+			}
+			if name == "hindawi" {
+				require.Positive(t, perType[llm.ItemMethod])
+				require.Positive(t, perType[llm.ItemResult])
+				require.Positive(t, perType[llm.ItemLimitation])
+			}
+		})
+	}
+}
+
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ sentence, want string }{
+		{"In this paper, we propose a new framework for citation analysis.", llm.ItemClaim},
+		{"We fine-tune the encoder with a contrastive loss function.", llm.ItemMethod},
+		{"The corpus consists of 12,000 annotated abstracts collected from PubMed.", llm.ItemDataset},
+		{"Our model outperforms the baseline by 4.2% accuracy.", llm.ItemResult},
+		{"A limitation of our study is the small sample size.", llm.ItemLimitation},
+		{"The weather was pleasant on the day of the visit.", ""},
+	}
+	for _, tc := range tests {
+		u := unit{span: Span{Text: tc.sentence}, plain: plainWords(tc.sentence)}
+		got, _ := classify(&u)
+		require.Equal(t, tc.want, got, tc.sentence)
+	}
+}
+
+func TestCards(t *testing.T) {
+	t.Parallel()
+	for name, docs := range realDocSets(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var c llm.CardDrafts
+			chatJSON(t, llm.TaskCards, "", docs, &c)
+			require.NotNil(t, c.Cards)
+			require.LessOrEqual(t, len(c.Cards), DefaultCards)
+			backs := map[string]bool{}
+			for _, card := range c.Cards {
+				requireInSomeDoc(t, card.Quote, docs)
+				require.Contains(t, card.Front, Blank)
+				require.NotEmpty(t, card.Back)
+				require.Equal(t, card.Front, blankOut(card.Front, card.Back), "the front gives the answer away")
+				require.Contains(t, normalized(card.Quote), card.Back)
+				require.False(t, backs[card.Back], "two cards blank %q", card.Back)
+				backs[card.Back] = true
+			}
+			if name == "hindawi" || name == "papermage" {
+				require.NotEmpty(t, c.Cards)
+			}
+		})
+	}
+}
+
+func TestCardsMaxCards(t *testing.T) {
+	t.Parallel()
+	docs := pubmedSet(loadPubMedQA(t), 11, true)
+	tests := []struct {
+		question string
+		atMost   int
+	}{
+		{"", DefaultCards},
+		{"max_cards=2", 2},
+		{"Make cards for revision. max_cards: 1", 1},
+		{"MAX_CARDS = 12", 12},
+		{"max_cards=500", MaxCards},
+		{"max_cards=0", 1},
+	}
+	for _, tc := range tests {
+		var c llm.CardDrafts
+		chatJSON(t, llm.TaskCards, tc.question, docs, &c)
+		require.LessOrEqual(t, len(c.Cards), tc.atMost, tc.question)
+		require.Equal(t, tc.atMost, maxCardsOf(tc.question))
+	}
+	var c llm.CardDrafts
+	chatJSON(t, llm.TaskCards, "max_cards=12", docs, &c)
+	require.Greater(t, len(c.Cards), DefaultCards, "20 abstracts hold more than five terms")
+}
+
+func TestRelevance(t *testing.T) {
+	t.Parallel()
+	docs := chunks(hindawiText(t), 390, 38)
+	var on, off, mixed llm.Relevance
+	chatJSON(t, llm.TaskRelevance, "heart failure rehabilitation, patient self-management", docs, &on)
+	chatJSON(t, llm.TaskRelevance, "graph neural networks, protein folding", docs, &off)
+	chatJSON(t, llm.TaskRelevance, "heart failure, graph neural networks", docs, &mixed)
+	require.GreaterOrEqual(t, on.Relevance, 8)
+	require.LessOrEqual(t, off.Relevance, 2)
+	require.Greater(t, mixed.Relevance, off.Relevance)
+	require.Less(t, mixed.Relevance, on.Relevance)
+	require.Contains(t, on.Reason, "rehabilitation")
+	for _, r := range []llm.Relevance{on, off, mixed} {
+		require.GreaterOrEqual(t, r.Novelty, 1)
+		require.LessOrEqual(t, r.Novelty, 10)
+	}
+}
