@@ -24,10 +24,12 @@ build:
 ## run: build, then serve API and dashboard on http://127.0.0.1:3001 with the embedded
 ## PostgreSQL under .lectern/pg (or DATABASE_URL when set)
 run: build
+	@echo "Lectern: API and dashboard at http://localhost:3001 (Ctrl-C stops them)"
 	./bin/lectern serve
 
 ## test: the whole suite against one throwaway PostgreSQL cluster for the run (installs
-## poppler-utils first when missing and running as root: scripts/ensure-tools)
+## poppler-utils and chromium first when missing and running as root: scripts/ensure-tools;
+## the browser tests leave screenshots in test-output/browser)
 test: build
 	./scripts/ensure-tools
 	./bin/lectern devdb exec -- $(GO) test -count=1 $(PKGS)

@@ -26,12 +26,14 @@ import (
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
+	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/llmsettings"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
+	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/secrets"
@@ -51,6 +53,9 @@ type App struct {
 	Audit    *audit.Log
 	Auth     *auth.Service
 	Settings *userconfig.Store
+	// GW resolves LLM roles; Embedder is the embedding the API searches with.
+	GW       *llmgw.Gateway
+	Embedder embed.Embedder
 	Handler  http.Handler
 	Routes   []httpapi.Route
 }
@@ -71,7 +76,10 @@ type Options struct {
 	Sources func() []search.Named
 	// Jobs is the job queue; nil answers 503 on the jobs routes.
 	Jobs *jobs.Service
-	// Embedder embeds passages and questions; default embed.Lexical.
+	// GW resolves LLM roles to providers; default NewGateway over Plugins.
+	GW *llmgw.Gateway
+	// Embedder embeds passages and questions; default the embed role's model
+	// (llmgw.Embedder).
 	Embedder embed.Embedder
 	// Vectors is the vector store; default the embedded store over Pool. The
 	// ingest worker must write to the same one (see VectorStore).
@@ -176,8 +184,13 @@ func New(o Options) (*App, error) {
 		sources = pluginSources(o.Plugins)
 	}
 	searchSvc := search.New(o.Pool, sources)
+	if o.GW == nil {
+		if o.GW, err = NewGateway(o.Config, o.Pool, o.Plugins, o.Logger); err != nil {
+			return nil, err
+		}
+	}
 	if o.Embedder == nil {
-		o.Embedder = embed.Lexical{}
+		o.Embedder = llmgw.Embedder{G: o.GW}
 	}
 	if o.Vectors == nil {
 		o.Vectors = embedded.New(o.Pool)
@@ -187,6 +200,15 @@ func New(o Options) (*App, error) {
 	if o.Jobs != nil {
 		jobsAPI = o.Jobs.API()
 		uploadAPI = ingest.NewAPI(o.Pool, PDFStore(o.Config), o.Jobs, ingest.NewFetcher(netguard.PublicOnly))
+	}
+	a.GW, a.Embedder = o.GW, o.Embedder
+	retriever := retrieve.New(o.Pool, o.Embedder, o.Vectors)
+	llmAPI := llmsettings.NewAPI(o.GW, a.Settings, a.Audit, o.Logger, gatewayHosts(o.Config))
+	if o.Jobs != nil {
+		llmAPI.OnEmbedChange = func(ctx context.Context) error {
+			_, err := o.Jobs.Enqueue(ctx, uuid.Nil, ingest.ReembedArgs{})
+			return err
+		}
 	}
 	var pluginAdmin *pluginhost.AdminAPI
 	if o.Plugins != nil {
@@ -206,8 +228,9 @@ func New(o Options) (*App, error) {
 		Search:   search.NewAPI(searchSvc),
 		Learning: learning.NewAPI(learning.New(o.Pool)),
 		Upload:   uploadAPI,
-		Passages: retrieve.NewAPI(retrieve.New(o.Pool, o.Embedder, o.Vectors)),
-		LLM:      llmsettings.NewAPI(a.Settings, a.Audit, o.Logger, nil),
+		Passages: retrieve.NewAPI(retriever),
+		LLM:      llmAPI,
+		RAG:      rag.NewAPI(&rag.Service{Pool: o.Pool, Retriever: retriever, GW: o.GW, Logger: o.Logger}, o.Jobs),
 		Plugins:  pluginAdmin,
 		Jobs:     jobsAPI,
 	})

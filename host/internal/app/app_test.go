@@ -103,6 +103,12 @@ func (b *syncBuffer) String() string {
 // ops key and a config key set, mail captured); a value "<unset>" removes a default.
 func setup(t *testing.T, env map[string]string) *testBundle {
 	t.Helper()
+	return setupWith(t, env, nil)
+}
+
+// setupWith is setup with a last say on the options.
+func setupWith(t *testing.T, env map[string]string, adjust func(*Options)) *testBundle {
+	t.Helper()
 	vars := map[string]string{
 		"SERVICE_API_KEY":    testOpsKey,
 		"SERVICE_CONFIG_KEY": testConfigKey,
@@ -138,6 +144,9 @@ func setup(t *testing.T, env map[string]string) *testBundle {
 	queue, err := jobs.New(context.Background(), jobs.Config{Pool: pool, Logger: opts.Logger, Registry: reg})
 	require.NoError(t, err)
 	opts.Jobs = queue
+	if adjust != nil {
+		adjust(&opts)
+	}
 	a, err := New(opts)
 	require.NoError(t, err)
 	return &testBundle{app: a, pool: pool, mail: box, logs: logs, jobs: queue}
@@ -901,6 +910,8 @@ func TestAdminLLMSettings(t *testing.T) {
 		{"https://user:pw@llm.example.org/v1", "credentials"},
 		{"https://127.0.0.1/v1#frag", "fragment"},
 		{"ftp://127.0.0.1/v1", "scheme"},
+		{"http://203.0.113.10/v1", "plain http"},
+		{"http://0.0.0.0:8080/v1", "unspecified"},
 	} {
 		rec = put(admin, "custom_compatible", map[string]any{"base_url": bad.url})
 		require.Equal(t, http.StatusUnprocessableEntity, rec.Code, bad.url)
@@ -922,14 +933,20 @@ func TestAdminLLMSettings(t *testing.T) {
 	// The plain key appears nowhere but in the sealed row: not in the logs, not in
 	// any file under the data directory.
 	require.NotContains(t, b.logs.String(), planted)
-	require.NoError(t, filepath.WalkDir(dataDir, func(path string, d fs.DirEntry, err error) error {
+	requireInNoFile(t, dataDir, planted)
+	require.Contains(t, b.auditActions(t), audit.ActionAdminConfigChange)
+}
+
+// requireInNoFile fails when any file under dir holds secret.
+func requireInNoFile(t *testing.T, dir, secret string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		raw, err := os.ReadFile(path)
 		require.NoError(t, err)
-		require.NotContains(t, string(raw), planted, path)
+		require.NotContains(t, string(raw), secret, path)
 		return nil
 	}))
-	require.Contains(t, b.auditActions(t), audit.ActionAdminConfigChange)
 }

@@ -45,6 +45,9 @@ func seedTenant(t *testing.T, b *testBundle, email string) *tenant {
 	require.NoError(t, b.pool.QueryRow(ctx, `
 		INSERT INTO paper_chunks (paper_id, chunk_index, content, page_start, page_end, char_start, char_end, token_count)
 		VALUES ($1, 0, 'text', 1, 1, 0, 4, 1) RETURNING id`, paper).Scan(&chunk))
+	_, err := b.pool.Exec(ctx, `INSERT INTO paper_summaries (paper_id, model, prompt_version, method, source, tldr, summary, confidence)
+		VALUES ($1, 'builtin/extractive', 'summary-v1', 'extractive', 'full_text', $2, $2, 'HIGH')`, paper, mark)
+	require.NoError(t, err)
 	var entity string
 	require.NoError(t, b.pool.QueryRow(ctx,
 		`INSERT INTO entities (entity_type, canonical_name) VALUES ('method', $1) RETURNING id`, mark).Scan(&entity))
@@ -144,6 +147,7 @@ var tenancyCases = map[string]tenancyCase{
 	"POST /api/admin/users/{id}/send-link":    {kind: adminOnly},
 	"GET /api/admin/audit-log":                {kind: adminOnly},
 	"GET /api/admin/plugins":                  {kind: adminOnly},
+	"PUT /api/admin/llm/roles/{role}":         {kind: adminOnly},
 	"GET /api/admin/llm":                      {kind: adminOnly},
 	"PUT /api/admin/llm/providers/{provider}": {kind: adminOnly},
 	"PATCH /api/admin/plugins/{name}":         {kind: adminOnly},
@@ -328,6 +332,22 @@ var tenancyCases = map[string]tenancyCase{
 		rec := b.do(t, req{method: http.MethodPost, path: "/api/papers/upload", cookie: bob.cookie,
 			body: upload{name: "bob.pdf", content: []byte("%PDF-1.4\n% a tiny stand-in; the queue is not started here\n")}})
 		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
+	"GET /api/papers/{id}/summary":     {kind: perUser, check: foreignID("user_library", nil)},
+	"POST /api/papers/{id}/summary":    {kind: perUser, check: foreignID("user_library", map[string]any{"force": true})},
+	"GET /api/papers/{id}/extractions": {kind: perUser, check: foreignID("user_library", nil)},
+	"POST /api/papers/{id}/extract":    {kind: perUser, check: foreignID("user_library", nil)},
+	"POST /api/rag/ask": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/rag/ask", cookie: bob.cookie,
+			body: map[string]any{"question": "What does the text say?", "paper_ids": []string{alice.ids["user_library"]}}})
+		require.Equal(t, http.StatusNotFound, rec.Code, "naming Alice's paper grants nothing")
+		requireNoLeak(t, rec.Body.String(), alice)
+		rec = b.do(t, req{method: http.MethodPost, path: "/api/rag/ask", cookie: bob.cookie,
+			body: map[string]any{"question": "What does the text say?", "scope": "corpus"}})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 		requireNoLeak(t, rec.Body.String(), alice)
 		require.Equal(t, before, aliceSnapshot(t, b, alice))
 	}},

@@ -23,7 +23,10 @@ type Env func(key string) (string, bool)
 const usage = `usage: lectern <command> [flags]
 
 commands:
-  serve     run the host: migrate the database, then serve the API (--addr HOST:PORT)
+  serve     run the host: migrate the database, then serve the API and the web
+            dashboard (--addr HOST:PORT)
+  dashboard run the web dashboard alone, forwarding to an API elsewhere
+            (--addr HOST:PORT, --api URL; docs/dashboard.md)
   migrate   apply pending database migrations and exit (--status: only report)
   version   print the version and the schema version this binary expects
   config    rotate-key [--apply]: re-seal secrets from SERVICE_CONFIG_KEY_OLD to
@@ -34,6 +37,9 @@ commands:
             SDK conformance checks run against each
   fsrs      replay <log.csv> | fit <log.csv>: FSRS-6 memory states and parameter
             fitting for a review log (docs/fsrs.md)
+  eval      rag | quotes [--dataset FILE] [--json]: answer quality on the
+            built-in datasets (RAG citations and support; quote verifier
+            precision and recall), see docs/evals.md
   devdb     run a command next to a throwaway private PostgreSQL cluster
             (devdb exec -- go test ./...), as make test does
 
@@ -65,6 +71,10 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) 
 		return runPlugins(ctx, rest, env, stdout, stderr)
 	case "import":
 		return runImport(ctx, rest, env, stdout, stderr)
+	case "dashboard":
+		return runDashboard(ctx, rest, env, stdout, stderr)
+	case "eval":
+		return runEval(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

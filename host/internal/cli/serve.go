@@ -15,10 +15,9 @@ import (
 	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/buildinfo"
 	"github.com/lectern-research/lectern/host/internal/config"
-	"github.com/lectern-research/lectern/host/internal/embed"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
-	"github.com/lectern-research/lectern/host/internal/learning"
+	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 )
 
@@ -27,7 +26,7 @@ const shutdownGrace = 30 * time.Second
 
 func runServe(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) int {
 	fs := newFlagSet("serve", stderr)
-	addr := fs.String("addr", "", "listen address HOST:PORT (default: LISTEN_ADDR, else 127.0.0.1:3001)")
+	addr := fs.String("addr", "", "listen address HOST:PORT of the API and dashboard (default: LISTEN_ADDR, else 127.0.0.1:3001)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -95,17 +94,26 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	defer plugins.Close()
 
 	registry := jobs.NewRegistry()
-	if err := learning.RegisterJobs(registry, pool); err != nil {
-		return err
-	}
 	vectors, closeVectors, err := app.VectorStore(cfg, pool)
 	if err != nil {
 		return err
 	}
 	defer closeVectors()
-	embedder := embed.Lexical{}
+	gw, err := app.NewGateway(cfg, pool, plugins, log)
+	if err != nil {
+		return err
+	}
+	// A gateway whose database was reset gets every assignment again from the
+	// sealed settings, the source of truth.
+	if err := gw.Sync(ctx); err != nil {
+		log.Error("register the assigned models with the LLM gateway", "error", err)
+	}
+	embedder := llmgw.Embedder{G: gw}
 	if err := ingest.RegisterJobs(registry, &ingest.Worker{Pool: pool, Store: app.PDFStore(cfg), Logger: log,
 		Embedder: embedder, Vectors: vectors}); err != nil {
+		return err
+	}
+	if err := app.RegisterJobs(registry, pool, gw, vectors, log); err != nil {
 		return err
 	}
 	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: log, Registry: registry,
@@ -124,14 +132,19 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		}
 	}()
 
+	trustLoopback(cfg)
 	host, err := app.New(app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: migrator,
 		Version: buildinfo.Version(), Plugins: plugins, Jobs: queue,
-		Embedder: embedder, Vectors: vectors})
+		GW: gw, Embedder: embedder, Vectors: vectors})
+	if err != nil {
+		return err
+	}
+	handler, err := withDashboard(cfg, host.Handler, ln, log)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           host.Handler,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -143,6 +156,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String())
+	if cfg.DashboardEnabled {
+		log.Info("dashboard ready: open it in a browser", "url", cfg.PublicBaseURL)
+	}
 
 	select {
 	case err := <-served:

@@ -42,6 +42,11 @@ type Config struct {
 	QdrantURL string
 	// QdrantAPIKey is QDRANT_API_KEY. Default unset.
 	QdrantAPIKey Secret
+	// LLMGatewayURL is LLM_GATEWAY_URL, the self-hosted LLM gateway. Empty (the
+	// default) calls providers directly.
+	LLMGatewayURL string
+	// LLMGatewayKey is LLM_GATEWAY_KEY, the gateway's admin key. Default unset.
+	LLMGatewayKey Secret
 	// PluginsFile is LECTERN_PLUGINS_FILE. Default "plugins.toml".
 	PluginsFile string
 	// CORSOrigins is CORS_ORIGINS, each origin normalized to the form
@@ -96,6 +101,18 @@ type Config struct {
 	// TrustedProxyHosts is TRUSTED_PROXY_HOSTS: host names (lowercased), IP
 	// addresses and CIDRs, or "*" outside production. Default ["dashboard"].
 	TrustedProxyHosts []string
+	// TrustedProxyLoopback is TRUSTED_PROXY_LOOPBACK: lectern serve adds 127.0.0.1
+	// and ::1 to the trusted proxies. Default true.
+	TrustedProxyLoopback bool
+	// DashboardEnabled is DASHBOARD_ENABLED: lectern serve serves the dashboard
+	// with the API on LISTEN_ADDR. Default true.
+	DashboardEnabled bool
+	// DashboardAddr is DASHBOARD_ADDR, where lectern dashboard listens. Default
+	// ":3000".
+	DashboardAddr string
+	// DashboardAPIURL is DASHBOARD_API_URL, the API lectern dashboard calls,
+	// without a trailing slash. Default "http://127.0.0.1:3001".
+	DashboardAPIURL string
 
 	// DevMode is DEV_MODE. Default false. When true, each DEV_* flag below
 	// that is not set explicitly is true.

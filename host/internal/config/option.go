@@ -166,6 +166,16 @@ func options() []option {
 			field: func(c *Config) any { return &c.QdrantAPIKey },
 		},
 		{
+			Option: Option{Name: "LLM_GATEWAY_URL", Kind: KindString,
+				Description: "Base URL of the self-hosted LLM gateway (OpenAI-compatible, with a POST /model/new registration call). Empty calls providers directly."},
+			field: func(c *Config) any { return &c.LLMGatewayURL },
+		},
+		{
+			Option: Option{Name: "LLM_GATEWAY_KEY", Kind: KindString, Secret: true,
+				Description: "The LLM gateway's admin (master) key, used to register models and to call them."},
+			field: func(c *Config) any { return &c.LLMGatewayKey },
+		},
+		{
 			Option: Option{Name: "LECTERN_PLUGINS_FILE", Kind: KindString, Default: "plugins.toml",
 				Description: "Plugin registry file: which plugin binaries the host may launch."},
 			field: func(c *Config) any { return &c.PluginsFile },
@@ -276,6 +286,28 @@ func options() []option {
 				Description: "Reverse proxies whose X-Forwarded-For is trusted: host names, IPs or CIDRs. Never * in production."},
 			field: func(c *Config) any { return &c.TrustedProxyHosts },
 			item:  parseProxyHost,
+		},
+		{
+			Option: Option{Name: "TRUSTED_PROXY_LOOPBACK", Kind: KindBool, Default: "true",
+				Description: "Also trust X-Forwarded-For from loopback peers (127.0.0.1, ::1), so a dashboard or reverse proxy on the same machine passes on the browser's address."},
+			field: func(c *Config) any { return &c.TrustedProxyLoopback },
+		},
+		{
+			Option: Option{Name: "DASHBOARD_ENABLED", Kind: KindBool, Default: "true",
+				Description: "lectern serve serves the web dashboard on LISTEN_ADDR together with the API. false serves the API alone (for a separate lectern dashboard)."},
+			field: func(c *Config) any { return &c.DashboardEnabled },
+		},
+		{
+			Option: Option{Name: "DASHBOARD_ADDR", Kind: KindString, Default: ":3000",
+				Description: "host:port lectern dashboard listens on (its --addr flag wins)."},
+			field: func(c *Config) any { return &c.DashboardAddr },
+			item:  parseListenAddr,
+		},
+		{
+			Option: Option{Name: "DASHBOARD_API_URL", Kind: KindString, Default: "http://127.0.0.1:3001",
+				Description: "Base URL of the API that lectern dashboard renders pages from and forwards /api/* to (its --api flag wins)."},
+			field: func(c *Config) any { return &c.DashboardAPIURL },
+			item:  parsePublicBaseURL,
 		},
 		{
 			Option: Option{Name: "MESSENGER_CHAT_ID", Kind: KindString, Deprecated: true,

@@ -1,38 +1,38 @@
-package embed
+package embed_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
+	"github.com/lectern-research/lectern/sdk/llm"
 )
 
-func cos(a, b []float32) float32 {
-	var d float32
-	for i := range a {
-		d += a[i] * b[i]
+// short answers one vector too few: a provider breaking the contract.
+type short struct{ llm.Provider }
+
+func (s short) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
+	resp, err := s.Provider.Embed(ctx, req)
+	if err == nil {
+		resp.Vectors = resp.Vectors[1:]
 	}
-	return d
+	return resp, err
 }
 
-func TestLexicalRanksSharedVocabularyFirst(t *testing.T) {
-	v, err := Lexical{}.Embed(context.Background(), []string{
-		"Scaled dot-product attention lets transformers relate every token to every other token.",
-		"The transformer's attention layers relate tokens to each other.",
-		"Spaced repetition schedules reviews just before a memory is forgotten.",
-		"",
-	})
+func TestProviderEmbedsInOrderAndChecksTheCount(t *testing.T) {
+	p := embed.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
+	require.Equal(t, "lectern-lexical-v2-384", p.Model())
+	v, err := p.Embed(context.Background(), []string{"attention relates tokens", "spaced repetition schedules reviews"})
 	require.NoError(t, err)
-	require.Len(t, v, 4)
-	for _, x := range v {
-		require.Len(t, x, LexicalDimension)
-	}
-	require.InDelta(t, 1.0, cos(v[0], v[0]), 1e-5, "vectors are normalised")
-	require.Greater(t, cos(v[0], v[1]), cos(v[0], v[2])+0.2, "shared words bring passages together")
-	require.Zero(t, cos(v[3], v[3]), "an empty text is the zero vector")
-}
+	require.Len(t, v, 2)
+	require.Len(t, v[0], 384)
+	require.NotEqual(t, v[0], v[1])
 
-func TestWords(t *testing.T) {
-	require.Equal(t, []string{"transformer", "transformer", "attention", "class"},
-		Words("The Transformers' transformer's attention, of class"))
+	_, err = embed.Provider{P: short{extractive.New(nil)}, Name: "lectern-lexical-v2-384"}.Embed(context.Background(), []string{"a b c", "d e f"})
+	require.ErrorContains(t, err, "1 vectors for 2 texts")
+	_, err = p.Embed(context.Background(), nil)
+	require.Error(t, err, "no inputs is the provider's bad request")
 }

@@ -79,6 +79,13 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/search/chunks", auth.StrictWithOwnerOverride, f(h.Passages.SearchChunks)},
 		{http.MethodGet, "/api/library/export", auth.Strict, f(pp.Export)},
 
+		// Answers, summaries and extractions from the papers' text.
+		{http.MethodPost, "/api/rag/ask", auth.StrictWithOwnerOverride, f(h.RAG.Ask)},
+		{http.MethodGet, "/api/papers/{id}/summary", auth.StrictWithOwnerOverride, f(h.RAG.GetSummary)},
+		{http.MethodPost, "/api/papers/{id}/summary", auth.StrictWithOwnerOverride, f(h.RAG.Summarize)},
+		{http.MethodGet, "/api/papers/{id}/extractions", auth.StrictWithOwnerOverride, f(h.RAG.GetExtractions)},
+		{http.MethodPost, "/api/papers/{id}/extract", auth.StrictWithOwnerOverride, f(h.RAG.Extract)},
+
 		// Projects, tasks, milestones and project papers.
 		{http.MethodGet, "/api/projects", auth.StrictWithOwnerOverride, f(pj.ListProjects)},
 		{http.MethodPost, "/api/projects", auth.StrictWithOwnerOverride, f(pj.CreateProject)},
@@ -124,6 +131,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/admin/plugins", auth.AdminSession, f(pluginList)},
 		{http.MethodGet, "/api/admin/llm", auth.AdminSession, f(h.LLM.Get)},
 		{http.MethodPut, "/api/admin/llm/providers/{provider}", auth.AdminSession, f(h.LLM.PutProvider)},
+		{http.MethodPut, "/api/admin/llm/roles/{role}", auth.AdminSession, f(h.LLM.PutRole)},
 		{http.MethodPatch, "/api/admin/plugins/{name}", auth.AdminSession, f(pluginUpdate)},
 	}
 }

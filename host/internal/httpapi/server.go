@@ -22,6 +22,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
+	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/store"
@@ -47,6 +48,8 @@ type Deps struct {
 	Upload   *ingest.API
 	Passages *retrieve.API
 	LLM      *llmsettings.API
+	// RAG answers questions, summarises and extracts.
+	RAG *rag.API
 	// Plugins is the plugin administration; nil when the host runs without a plugin
 	// host, and then its routes answer 503.
 	Plugins *pluginhost.AdminAPI

@@ -18,6 +18,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/learning"
+	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/llmsettings"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/papers"
@@ -69,7 +70,8 @@ func setup(t *testing.T, env map[string]string, pool *pgxpool.Pool) *testBundle 
 		Search:   search.NewAPI(search.New(pool, func() []search.Named { return nil })),
 		Learning: learning.NewAPI(learning.New(pool)),
 		Passages: retrieve.NewAPI(retrieve.New(pool, nil, nil)),
-		LLM:      llmsettings.NewAPI(userconfig.New(pool, keys), auditLog, logger, nil),
+		LLM: llmsettings.NewAPI(llmgw.New(llmgw.Config{Settings: userconfig.New(pool, keys), Logger: logger}),
+			userconfig.New(pool, keys), auditLog, logger, nil),
 	})
 	return &testBundle{router: r, routes: routes, pool: pool, logs: logs}
 }

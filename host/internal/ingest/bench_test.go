@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/lectern-research/lectern/host/internal/chunk"
-	"github.com/lectern-research/lectern/host/internal/embed"
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
 )
@@ -34,7 +33,7 @@ func BenchmarkExtractChunkEmbed(b *testing.B) {
 			for i, c := range cs {
 				texts[i] = c.Text
 			}
-			if _, err := (embed.Lexical{}).Embed(b.Context(), texts); err != nil {
+			if _, err := lexical.Embed(b.Context(), texts); err != nil {
 				b.Fatal(err)
 			}
 			pages += len(doc.Pages)

@@ -27,6 +27,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/pdftext"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
+	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -52,8 +53,8 @@ func setup(t *testing.T) *bundle {
 	logger := slog.New(slog.DiscardHandler)
 	reg := jobs.NewRegistry()
 	vectors := embedded.New(pool)
-	b.passages = retrieve.New(pool, embed.Lexical{}, vectors)
-	require.NoError(t, RegisterJobs(reg, &Worker{Pool: pool, Store: store, Logger: logger, Embedder: embed.Lexical{}, Vectors: vectors}))
+	b.passages = retrieve.New(pool, lexical, vectors)
+	require.NoError(t, RegisterJobs(reg, &Worker{Pool: pool, Store: store, Logger: logger, Embedder: lexical, Vectors: vectors}))
 	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: logger, Registry: reg})
 	require.NoError(t, err)
 	require.NoError(t, queue.Start(ctx))
@@ -155,7 +156,7 @@ func TestUploadIngestAndFindAPassageOnItsPage(t *testing.T) {
 	require.NoError(t, b.pool.QueryRow(ctx, `
 		SELECT count(*) FROM chunk_embeddings e JOIN paper_chunks c ON c.id = e.chunk_id
 		 WHERE c.paper_id = $1 AND e.model = $2 AND e.dimension = $3`,
-		res.PaperID, embed.Lexical{}.Model(), embed.LexicalDimension).Scan(&vectors))
+		res.PaperID, lexical.Model(), 384).Scan(&vectors))
 	require.Equal(t, chunks, vectors)
 	noisy := strings.Join(phrase, " ") + " zqxjvw"
 	lexical, err := retrieve.Lexical(ctx, b.pool, b.ann, noisy, nil, 5)
@@ -206,4 +207,41 @@ func TestUploadRefusesWhatIsNotAPDF(t *testing.T) {
 	entries, err := os.ReadDir(b.api.store.dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing is kept of a refused upload")
+}
+
+// lexical is the builtin plugin's embedding, in process.
+var lexical = embed.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
+
+// renamed is the lexical embedding under another model name: a model change.
+type renamed struct{ embed.Embedder }
+
+func (renamed) Model() string { return "lexical-renamed" }
+
+func TestReembedMovesEveryPassageToTheNewModel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	rec, res := b.upload(t, b.ann, "rrp.pdf", fixturetest.Read(t, "pdfs/hindawi_rrp_2010_157939_with_groundtruth.pdf"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	state, output := b.waitJob(t, res.Job.ID)
+	require.Equal(t, "completed", state, output)
+	count := func(model string) (n int) {
+		require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM chunk_embeddings WHERE model = $1`, model).Scan(&n))
+		return n
+	}
+	var chunks int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM paper_chunks`).Scan(&chunks))
+	require.Equal(t, chunks, count(lexical.Model()))
+
+	w := &ReembedWorker{Pool: b.pool, Embedder: renamed{lexical}, Vectors: embedded.New(b.pool)}
+	out, err := w.Reembed(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(chunks), out.Embedded)
+	require.Equal(t, int64(chunks), out.Dropped)
+	require.Equal(t, chunks, count("lexical-renamed"))
+	require.Zero(t, count(lexical.Model()), "the old model's vectors are gone")
+
+	out, err = w.Reembed(ctx)
+	require.NoError(t, err)
+	require.Zero(t, out.Embedded, "a second run finds nothing left to do")
 }

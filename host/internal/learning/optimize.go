@@ -105,8 +105,8 @@ func (w *OptimizeWorker) Work(ctx context.Context, job *river.Job[OptimizeArgs])
 
 // RegisterJobs adds the learning area's job kinds to reg: fsrs.optimize and
 // cards.generate, which any user may enqueue for themselves.
-func RegisterJobs(reg *jobs.Registry, pool *pgxpool.Pool) error {
-	if err := registerGenerate(reg, pool); err != nil {
+func RegisterJobs(reg *jobs.Registry, pool *pgxpool.Pool, drafter Drafter) error {
+	if err := registerGenerate(reg, pool, drafter); err != nil {
 		return err
 	}
 	return jobs.Register(reg, jobs.KindSpec[OptimizeArgs]{

@@ -53,7 +53,7 @@ func TestOptimizeJobFitsTheOwnersHistory(t *testing.T) {
 	require.NoError(t, err)
 
 	reg := jobs.NewRegistry()
-	require.NoError(t, RegisterJobs(reg, pool))
+	require.NoError(t, RegisterJobs(reg, pool, nil))
 	svc, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: slog.New(slog.DiscardHandler), Registry: reg})
 	require.NoError(t, err)
 	require.NoError(t, svc.Start(ctx))

@@ -21,34 +21,30 @@ import (
 	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
 
-// FlatProviders are the three earlier providers whose keys keep the flat,
-// backward-compatible names llm.<provider>.api_key.
-var FlatProviders = []string{"openai", "anthropic", "google"}
-
 // CustomCompatible is the custom OpenAI-compatible endpoint.
-const CustomCompatible = "custom_compatible"
+const CustomCompatible = llmgw.CustomCompatible
 
 var providerName = regexp.MustCompile(`^[a-z][a-z0-9_]{1,31}$`)
 
-// KeyName is the config key of a provider's API key: flat for the three earlier
-// providers, llm.providers.<provider>.api_key for every other.
-func KeyName(provider string) string {
-	if slices.Contains(FlatProviders, provider) {
-		return "llm." + provider + ".api_key"
-	}
-	return "llm.providers." + provider + ".api_key"
-}
+// KeyName is the config key of a provider's API key (llmgw.KeyName).
+func KeyName(provider string) string { return llmgw.KeyName(provider) }
 
 // BaseURLKey is the config key of the custom endpoint's base URL.
-const BaseURLKey = "llm.providers.custom_compatible.base_url"
+const BaseURLKey = llmgw.BaseURLKey
 
 // API serves the admin routes (auth.AdminSession).
 type API struct {
+	// OnEmbedChange runs after the embed role changed (it enqueues the
+	// re-embedding of the corpus); nil does nothing.
+	OnEmbedChange func(ctx context.Context) error
+
+	gw           *llmgw.Gateway
 	store        *userconfig.Store
 	audit        *audit.Log
 	log          *slog.Logger
@@ -58,8 +54,8 @@ type API struct {
 
 // NewAPI returns the admin LLM settings API. gatewayHosts are the self-hosted
 // gateway's host names, which may be reached over plain HTTP.
-func NewAPI(store *userconfig.Store, auditLog *audit.Log, logger *slog.Logger, gatewayHosts []string) *API {
-	return &API{store: store, audit: auditLog, log: logger, gatewayHosts: gatewayHosts}
+func NewAPI(gw *llmgw.Gateway, store *userconfig.Store, auditLog *audit.Log, logger *slog.Logger, gatewayHosts []string) *API {
+	return &API{gw: gw, store: store, audit: auditLog, log: logger, gatewayHosts: gatewayHosts}
 }
 
 // Provider is one provider's settings as an admin sees them: the key masked.
@@ -76,7 +72,11 @@ type Provider struct {
 // Settings is the answer of GET /api/admin/llm.
 type Settings struct {
 	Providers []Provider `json:"providers"`
-	Warnings  []string   `json:"warnings"`
+	// Roles say which provider and model serve each role.
+	Roles []llmgw.Assignment `json:"roles"`
+	// Gateway is true when models are registered with a self-hosted gateway.
+	Gateway  bool     `json:"gateway"`
+	Warnings []string `json:"warnings"`
 }
 
 // Get answers the providers with keys set (masked) and the custom endpoint, with
@@ -104,7 +104,11 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 		byName[name] = p
 		return p
 	}
-	out := Settings{Providers: []Provider{}, Warnings: []string{}}
+	roles, err := a.gw.Assignments(ctx)
+	if err != nil {
+		return Settings{}, err
+	}
+	out := Settings{Providers: []Provider{}, Roles: roles, Gateway: a.gw.GatewayConfigured(), Warnings: []string{}}
 	for _, e := range entries {
 		parts := strings.Split(e.Key, ".")
 		switch {
@@ -130,8 +134,19 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 		if u, err := url.Parse(p.BaseURL); err == nil {
 			host = u.Host
 		}
-		out.Warnings = append(out.Warnings, "When a model of the custom endpoint "+host+
-			" is assigned, prompts and the relevant source excerpts are sent to it.")
+		var assigned []string
+		for _, r := range roles {
+			if r.Provider == CustomCompatible {
+				assigned = append(assigned, r.Role)
+			}
+		}
+		if len(assigned) > 0 {
+			out.Warnings = append(out.Warnings, "Prompts and the relevant source excerpts of the roles "+strings.Join(assigned, ", ")+
+				" are sent to the custom endpoint "+host+".")
+		} else {
+			out.Warnings = append(out.Warnings, "When a model of the custom endpoint "+host+
+				" is assigned, prompts and the relevant source excerpts are sent to it.")
+		}
 	}
 	return out, nil
 }
@@ -187,16 +202,7 @@ func (a *API) PutProvider(w http.ResponseWriter, r *http.Request) {
 		changed = append(changed, BaseURLKey)
 	}
 	meta := map[string]any{"provider": name, "keys": strings.Join(changed, ",")}
-	if ip := auth.ClientIP(r.Context()); ip.IsValid() {
-		meta["ip"] = ip.String()
-	}
-	a.audit.Record(r.Context(), auth.CallerFrom(r.Context()).UserID, audit.ActionAdminConfigChange, r.URL.Path, meta)
-	s, err := a.settings(r.Context())
-	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	respond.JSON(w, http.StatusOK, s)
+	a.changed(w, r, meta)
 }
 
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
@@ -208,4 +214,64 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		respond.Err(w, r, respond.Internal(err))
 	}
+}
+
+type roleBody struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// PutRole answers PUT /api/admin/llm/roles/{role} {"provider", "model"}: the role
+// is served by that provider's model from now on (provider "builtin" restores the
+// default). With a gateway configured the model is registered there first; 502
+// when the gateway refuses it, and nothing changes.
+func (a *API) PutRole(w http.ResponseWriter, r *http.Request) {
+	role := chi.URLParam(r, "role")
+	var body roleBody
+	if !auth.DecodeJSON(w, r, &body) {
+		return
+	}
+	assigned, err := a.gw.Assign(r.Context(), role, strings.TrimSpace(body.Provider), strings.TrimSpace(body.Model))
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "llmgw: ")
+		switch {
+		case errors.Is(err, llmgw.ErrUnknownRole):
+			respond.Err(w, r, respond.Invalid("Unknown role: "+msg+".", respond.FieldError{Field: "role", Message: msg}))
+		case errors.Is(err, llmgw.ErrUnknownProvider):
+			respond.Err(w, r, respond.Invalid("Unknown provider: "+msg+".", respond.FieldError{Field: "provider", Message: msg}))
+		case errors.Is(err, llmgw.ErrBadModel):
+			respond.Err(w, r, respond.Invalid("The model is refused: "+msg+".", respond.FieldError{Field: "model", Message: msg}))
+		case errors.Is(err, llmgw.ErrNoKey), errors.Is(err, llmgw.ErrNoBaseURL):
+			respond.Err(w, r, respond.Invalid(msg+".", respond.FieldError{Field: "provider", Message: msg}))
+		case errors.Is(err, llmgw.ErrGateway):
+			respond.Err(w, r, respond.BadGateway("The LLM gateway did not accept the model: "+msg, err))
+		case errors.Is(err, secrets.ErrNoKey):
+			respond.Err(w, r, respond.Unavailable("Keys cannot be read: SERVICE_CONFIG_KEY is not configured on this host.", err))
+		default:
+			respond.Err(w, r, respond.Internal(err))
+		}
+		return
+	}
+	if role == llmgw.RoleEmbed && a.OnEmbedChange != nil {
+		if err := a.OnEmbedChange(r.Context()); err != nil {
+			a.log.ErrorContext(r.Context(), "enqueue the re-embedding after an embed role change", "error", err)
+		}
+	}
+	meta := map[string]any{"role": role, "provider": assigned.Provider, "model": assigned.Model}
+	a.changed(w, r, meta)
+}
+
+// changed audits an admin's change (metadata meta, plus the caller's address) and
+// answers with the settings as they now are.
+func (a *API) changed(w http.ResponseWriter, r *http.Request, meta map[string]any) {
+	if ip := auth.ClientIP(r.Context()); ip.IsValid() {
+		meta["ip"] = ip.String()
+	}
+	a.audit.Record(r.Context(), auth.CallerFrom(r.Context()).UserID, audit.ActionAdminConfigChange, r.URL.Path, meta)
+	s, err := a.settings(r.Context())
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusOK, s)
 }

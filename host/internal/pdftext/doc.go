@@ -32,6 +32,7 @@
 // # Normalization
 //
 // [Normalize] folds the differences between a PDF's text and what a reader types
-// or an LLM quotes (ligatures, curly quotes, line-end hyphenation, whitespace);
-// quote verification and chunk search use the same function.
+// or an LLM quotes (ligatures, curly quotes, line-end hyphenation, whitespace).
+// Package quote folds text the same way while keeping the map back to offsets
+// that quote verification needs; a test there holds the two equal.
 package pdftext

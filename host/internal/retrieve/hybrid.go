@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -37,6 +38,30 @@ func New(pool *pgxpool.Pool, embedder embed.Embedder, vectors vectorstore.Store)
 // restricted to paperIDs when given. Each ranking contributes its top
 // candidates(limit); Score is the fused score.
 func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
+	return r.search(ctx, userID, q, q, paperIDs, limit)
+}
+
+// SearchQuestion is Search for a question in plain words: its lexical ranking
+// matches passages holding any of the question's words (a search query's
+// matches must hold all of them), and the vector ranking reads the question as
+// it is.
+func (r *Retriever) SearchQuestion(ctx context.Context, userID uuid.UUID, question string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
+	return r.search(ctx, userID, AnyWords(question), question, paperIDs, limit)
+}
+
+// AnyWords turns text into a web-search query that matches any of its words.
+func AnyWords(text string) string {
+	words := strings.FieldsFunc(text, func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
+	kept := words[:0]
+	for _, w := range words {
+		if lw := strings.ToLower(w); lw != "or" && lw != "and" && lw != "not" {
+			kept = append(kept, w)
+		}
+	}
+	return strings.Join(kept, " or ")
+}
+
+func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
 	n := candidates(limit)
 	if r.embedder == nil || r.vectors == nil {
 		lexical, err := Lexical(ctx, r.pool, userID, q, paperIDs, n)
@@ -55,7 +80,7 @@ func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, pape
 	})
 	g.Go(func() error {
 		var err error
-		similar, err = r.similar(gctx, userID, q, paperIDs, n)
+		similar, err = r.similar(gctx, userID, vq, paperIDs, n)
 		return err
 	})
 	if err := g.Wait(); err != nil {

@@ -3,6 +3,7 @@ package userconfig
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -51,4 +52,53 @@ func (s *Store) PutSystem(ctx context.Context, key string, value json.RawMessage
 		return Entry{}, fmt.Errorf("userconfig: put system: %w", err)
 	}
 	return s.entry(nil, r), nil
+}
+
+// SystemSecret returns the plaintext of a deployment-wide secret, for use in memory
+// only (a call to a provider or the LLM gateway). It is never sent to a client.
+func (s *Store) SystemSecret(ctx context.Context, key string) (string, error) {
+	r, err := scanRow(s.pool.QueryRow(ctx, `SELECT `+rowColumns+` FROM user_config
+		WHERE user_id IS NULL AND scope = 'system' AND key = $1`, key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("userconfig: system secret: %w", err)
+	}
+	if r.sealed == nil {
+		return "", fmt.Errorf("%w: %s is not a secret", ErrBadValue, key)
+	}
+	plain, err := s.keys.Open(r.sealed, deref(r.keyID), aad(nil, key))
+	if err != nil {
+		return "", err
+	}
+	return string(plain), nil
+}
+
+// SystemValue returns a deployment-wide plain value; ErrNotFound when unset.
+func (s *Store) SystemValue(ctx context.Context, key string) (json.RawMessage, error) {
+	r, err := scanRow(s.pool.QueryRow(ctx, `SELECT `+rowColumns+` FROM user_config
+		WHERE user_id IS NULL AND scope = 'system' AND key = $1`, key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("userconfig: system value: %w", err)
+	}
+	if r.sealed != nil {
+		return nil, fmt.Errorf("%w: %s is a secret", ErrBadValue, key)
+	}
+	return r.value, nil
+}
+
+// DeleteSystem removes a deployment-wide value; ErrNotFound when unset.
+func (s *Store) DeleteSystem(ctx context.Context, key string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM user_config WHERE user_id IS NULL AND scope = 'system' AND key = $1`, key)
+	if err != nil {
+		return fmt.Errorf("userconfig: delete system: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
 }

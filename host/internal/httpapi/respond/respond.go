@@ -79,6 +79,17 @@ func Unavailable(detail string, cause error) *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Detail: detail, Cause: cause}
 }
 
+// BadGateway is a 502 for an upstream (a model provider, the LLM gateway) that
+// failed or refused.
+func BadGateway(detail string, cause error) *Error {
+	return &Error{Status: http.StatusBadGateway, Code: "bad_gateway", Detail: detail, Cause: cause}
+}
+
+// GatewayTimeout is a 504 for an upstream that did not answer in time.
+func GatewayTimeout(detail string, cause error) *Error {
+	return &Error{Status: http.StatusGatewayTimeout, Code: "gateway_timeout", Detail: detail, Cause: cause}
+}
+
 type errorBody struct {
 	Code      string       `json:"code"`
 	Detail    string       `json:"detail"`

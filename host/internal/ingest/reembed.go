@@ -1,0 +1,130 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/vectorstore"
+)
+
+// ReembedArgs are the arguments of embeddings.reembed: embed every passage that
+// has no vector of the current embedding model, then drop the vectors of other
+// models. Changing the embed role enqueues it; an admin may enqueue it too.
+type ReembedArgs struct{}
+
+// Kind names the job.
+func (ReembedArgs) Kind() string { return "embeddings.reembed" }
+
+// reembedBatch is how many passages one round reads and embeds.
+const reembedBatch = 256
+
+// ReembedWorker runs embeddings.reembed.
+type ReembedWorker struct {
+	river.WorkerDefaults[ReembedArgs]
+	Pool     *pgxpool.Pool
+	Embedder embed.Embedder
+	Vectors  vectorstore.Store
+	Logger   *slog.Logger
+}
+
+// ReembedResult is what one run did.
+type ReembedResult struct {
+	Model    string `json:"model"`
+	Embedded int64  `json:"embedded"`
+	Dropped  int64  `json:"old_vectors_dropped"`
+}
+
+// Work re-embeds (see Reembed) and records what it did.
+func (w *ReembedWorker) Work(ctx context.Context, job *river.Job[ReembedArgs]) error {
+	res, err := w.Reembed(ctx)
+	if err != nil {
+		return err
+	}
+	return jobs.SetResult(ctx, res)
+}
+
+// Reembed embeds, in rounds, every passage without a vector of the current model,
+// then drops the vectors of other models. A cancelled or failed run leaves every
+// finished round stored, and the next run carries on where it stopped.
+func (w *ReembedWorker) Reembed(ctx context.Context) (*ReembedResult, error) {
+	model := w.Embedder.Model()
+	var total int64
+	if err := w.Pool.QueryRow(ctx, `
+		SELECT count(*) FROM paper_chunks c
+		 WHERE NOT EXISTS (SELECT 1 FROM chunk_embeddings e WHERE e.chunk_id = c.id AND e.model = $1)`, model).Scan(&total); err != nil {
+		return nil, fmt.Errorf("ingest: reembed: %w", err)
+	}
+	done := int64(0)
+	_ = jobs.ReportProgress(ctx, 0, total, fmt.Sprintf("embedding %d passages with %s", total, model))
+	type passage struct {
+		id, paper uuid.UUID
+		text      string
+	}
+	for {
+		rows, err := w.Pool.Query(ctx, `
+			SELECT c.id, c.paper_id, c.content FROM paper_chunks c
+			 WHERE NOT EXISTS (SELECT 1 FROM chunk_embeddings e WHERE e.chunk_id = c.id AND e.model = $1)
+			 ORDER BY c.id LIMIT $2`, model, reembedBatch)
+		if err != nil {
+			return nil, fmt.Errorf("ingest: reembed: %w", err)
+		}
+		batch, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (passage, error) {
+			var p passage
+			return p, r.Scan(&p.id, &p.paper, &p.text)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("ingest: reembed: %w", err)
+		}
+		if len(batch) == 0 {
+			break
+		}
+		texts := make([]string, len(batch))
+		for i, p := range batch {
+			texts[i] = p.text
+		}
+		vecs, err := w.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("ingest: reembed with %s: %w", model, err)
+		}
+		if len(vecs) != len(batch) {
+			return nil, fmt.Errorf("ingest: reembed with %s: %d vectors for %d passages", model, len(vecs), len(batch))
+		}
+		items := make([]vectorstore.Item, len(batch))
+		for i, p := range batch {
+			items[i] = vectorstore.Item{ChunkID: p.id, PaperID: p.paper, Vector: vecs[i]}
+		}
+		if err := w.Vectors.Upsert(ctx, model, items); err != nil {
+			return nil, fmt.Errorf("ingest: reembed: %w", err)
+		}
+		done += int64(len(batch))
+		_ = jobs.ReportProgress(ctx, min(done, total), total, fmt.Sprintf("%d of %d passages embedded", done, total))
+	}
+	tag, err := w.Pool.Exec(ctx, `DELETE FROM chunk_embeddings WHERE model <> $1`, model)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: reembed: drop old vectors: %w", err)
+	}
+	if w.Logger != nil {
+		w.Logger.InfoContext(ctx, "re-embedded the corpus", "model", model, "embedded", done, "old_vectors_dropped", tag.RowsAffected())
+	}
+	return &ReembedResult{Model: model, Embedded: done, Dropped: tag.RowsAffected()}, nil
+}
+
+// RegisterReembed adds embeddings.reembed, which an admin may enqueue.
+func RegisterReembed(reg *jobs.Registry, w *ReembedWorker) error {
+	return jobs.Register(reg, jobs.KindSpec[ReembedArgs]{
+		Worker:      w,
+		Queue:       "ingest",
+		MaxAttempts: 3,
+		Timeout:     6 * time.Hour,
+		Enqueuers:   jobs.EnqueueAdmin,
+	})
+}

@@ -1,0 +1,216 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+
+	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/llmgw"
+	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/sse"
+	"github.com/lectern-research/lectern/sdk/protocol"
+)
+
+// API serves the RAG, summary and extraction routes (auth.UserSession).
+type API struct {
+	svc   *Service
+	queue *jobs.Service
+}
+
+// NewAPI returns the API; queue may be nil (the job routes then answer 503).
+func NewAPI(svc *Service, queue *jobs.Service) *API { return &API{svc: svc, queue: queue} }
+
+// SSE events of an answer, before the stream's done marker.
+const (
+	EventToken     = "token"
+	EventCitations = "citations"
+	EventError     = "error"
+)
+
+// Ask answers POST /api/rag/ask over server-sent events: `token` events carry the
+// answer's text as it comes ({"text"}), then one `citations` event maps its
+// [S1]-style markers to passages ({"citations": [...]}), then the done marker
+// says how it was made ({"model", "method", "answered"}). The stream opens with
+// the first piece of the answer, so a request that fails before (bad input, a
+// scope the caller cannot see, the model unreachable) gets a plain error answer:
+// 422, 404, 502 for a provider error, 504 when the provider timed out.
+func (a *API) Ask(w http.ResponseWriter, r *http.Request) {
+	var q Question
+	if !auth.DecodeJSON(w, r, &q) {
+		return
+	}
+	user := auth.CallerFrom(r.Context()).UserID
+	var stream *sse.Writer
+	open := func() error {
+		if stream != nil {
+			return nil
+		}
+		var err error
+		stream, err = sse.Open(w)
+		return err
+	}
+	ans, err := a.svc.Ask(r.Context(), user, q, func(text string) error {
+		if err := open(); err != nil {
+			return err
+		}
+		return stream.JSON(EventToken, "", map[string]string{"text": text})
+	})
+	if err != nil {
+		if stream == nil {
+			respond.Err(w, r, askError(err))
+			return
+		}
+		// The answer has begun: the error goes on the stream, which still ends
+		// with the done marker.
+		e := askError(err)
+		_ = stream.JSON(EventError, "", map[string]any{"message": e.Detail, "code": e.Code})
+		_ = stream.Done(map[string]any{"answered": false, "error": e.Code})
+		return
+	}
+	if err := open(); err != nil {
+		return
+	}
+	if err := stream.JSON(EventCitations, "", map[string]any{"citations": ans.Citations}); err != nil {
+		return
+	}
+	_ = stream.Done(map[string]any{"model": ans.Model, "method": ans.Method, "answered": ans.Answered})
+}
+
+func askError(err error) *respond.Error {
+	var fe *FieldError
+	switch {
+	case errors.As(err, &fe):
+		return respond.Invalid("The question cannot be asked: "+fe.Field+" "+fe.Message+".", respond.FieldError{Field: fe.Field, Message: fe.Message})
+	case errors.Is(err, ErrNotFound):
+		return respond.NotFound("A project or paper of the scope was not found.")
+	case errors.Is(err, context.DeadlineExceeded):
+		return respond.GatewayTimeout("The model did not answer in time; try again, or ask a narrower question.", err)
+	case errors.Is(err, llmgw.ErrUnavailable), errors.Is(err, llmgw.ErrNoKey), errors.Is(err, llmgw.ErrNoBaseURL):
+		return respond.Unavailable("The model for answers is not available: an admin can check Settings → LLM providers.", err)
+	case errors.Is(err, protocol.ErrUnavailable), errors.Is(err, protocol.ErrRateLimited), errors.Is(err, protocol.ErrUnauthorized),
+		errors.Is(err, protocol.ErrBadRequest), errors.Is(err, protocol.ErrInternal):
+		return respond.BadGateway("The model failed to answer; try again later.", err)
+	}
+	return respond.Internal(err)
+}
+
+// RegisterJobs adds summary.generate and extract.paper, which any user may
+// enqueue for themselves (also through POST /api/jobs).
+func RegisterJobs(reg *jobs.Registry, svc *Service) error {
+	if err := jobs.Register(reg, jobs.KindSpec[SummaryArgs]{
+		Worker: &SummaryWorker{Svc: svc}, Queue: "llm", MaxAttempts: 2, Timeout: 10 * time.Minute, Enqueuers: jobs.EnqueueUser,
+	}); err != nil {
+		return err
+	}
+	return jobs.Register(reg, jobs.KindSpec[ExtractArgs]{
+		Worker: &ExtractWorker{Svc: svc}, Queue: "llm", MaxAttempts: 2, Timeout: 10 * time.Minute, Enqueuers: jobs.EnqueueUser,
+	})
+}
+
+func paperID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
+	id, err := uuid.Parse(chi.URLParam(r, "id"))
+	if err != nil {
+		respond.Err(w, r, respond.NotFound("Paper not found."))
+		return uuid.Nil, false
+	}
+	return id, true
+}
+
+// visible reports whether the caller may see the paper.
+func (a *API) visible(w http.ResponseWriter, r *http.Request, id uuid.UUID) bool {
+	var ok bool
+	err := a.svc.Pool.QueryRow(r.Context(), `SELECT EXISTS (SELECT 1 FROM papers p WHERE p.id = $2 AND `+papers.VisibleSQL+`)`,
+		auth.CallerFrom(r.Context()).UserID, id).Scan(&ok)
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return false
+	}
+	if !ok {
+		respond.Err(w, r, respond.NotFound("Paper not found."))
+	}
+	return ok
+}
+
+func (a *API) enqueue(w http.ResponseWriter, r *http.Request, args river.JobArgs) {
+	if a.queue == nil {
+		respond.Err(w, r, respond.Unavailable("The job queue is not running on this host.", nil))
+		return
+	}
+	env, err := a.queue.Enqueue(r.Context(), auth.CallerFrom(r.Context()).UserID, args)
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusAccepted, map[string]any{"job": env})
+}
+
+// Summarize answers POST /api/papers/{id}/summary {"force"?}: 202 with the
+// summary.generate job.
+func (a *API) Summarize(w http.ResponseWriter, r *http.Request) {
+	id, ok := paperID(w, r)
+	if !ok || !a.visible(w, r, id) {
+		return
+	}
+	var body struct {
+		Force bool `json:"force"`
+	}
+	if r.ContentLength != 0 && !auth.DecodeJSON(w, r, &body) {
+		return
+	}
+	a.enqueue(w, r, SummaryArgs{PaperID: id, Force: body.Force})
+}
+
+// GetSummary answers GET /api/papers/{id}/summary: the summary by the current
+// summarize model, or else the newest; 404 when there is none yet.
+func (a *API) GetSummary(w http.ResponseWriter, r *http.Request) {
+	id, ok := paperID(w, r)
+	if !ok {
+		return
+	}
+	s, err := a.svc.LatestSummary(r.Context(), auth.CallerFrom(r.Context()).UserID, id)
+	if errors.Is(err, ErrNotFound) {
+		respond.Err(w, r, respond.NotFound("The paper has no summary yet; ask for one with POST."))
+		return
+	}
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusOK, s)
+}
+
+// Extract answers POST /api/papers/{id}/extract: 202 with the extract.paper job.
+func (a *API) Extract(w http.ResponseWriter, r *http.Request) {
+	id, ok := paperID(w, r)
+	if !ok || !a.visible(w, r, id) {
+		return
+	}
+	a.enqueue(w, r, ExtractArgs{PaperID: id})
+}
+
+// GetExtractions answers GET /api/papers/{id}/extractions: the caller's
+// extraction of record, each item with its quote's verification status.
+func (a *API) GetExtractions(w http.ResponseWriter, r *http.Request) {
+	id, ok := paperID(w, r)
+	if !ok {
+		return
+	}
+	x, err := a.svc.Extraction(r.Context(), auth.CallerFrom(r.Context()).UserID, id)
+	if errors.Is(err, ErrNotFound) {
+		respond.Err(w, r, respond.NotFound("You have no extraction of this paper yet; ask for one with POST /api/papers/{id}/extract."))
+		return
+	}
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusOK, x)
+}

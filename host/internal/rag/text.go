@@ -1,0 +1,126 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/quote"
+	"github.com/lectern-research/lectern/sdk/llm"
+)
+
+// Sources of a summary or an extraction.
+const (
+	SourceFullText = "full_text"
+	SourceAbstract = "abstract"
+)
+
+// maxDocumentChars bounds the paper text one summary or extraction hands a model:
+// about 12k tokens, which fits every current chat model's context with room for
+// the answer. Longer papers are read from the start, references left out.
+const maxDocumentChars = 48_000
+
+// paperText is what a summary or an extraction reads: the documents for the
+// model, and the text their quotes are checked against.
+type paperText struct {
+	title  string
+	source string
+	// text is the paper's extracted text (or its abstract); quotes are checked
+	// against it and their offsets point into it.
+	text       string
+	pageStarts []int
+	docs       []llm.Document
+	verifier   *quote.Index
+}
+
+// ErrNoText fails a job for a paper with neither text nor abstract.
+var errNoText = jobs.NewPublicError("no_text", "The paper has no text yet and no abstract: upload its PDF first.", nil)
+
+// loadText reads the paper userID asks about, if they may see it.
+func (s *Service) loadText(ctx context.Context, userID, paperID uuid.UUID) (*paperText, error) {
+	var pt paperText
+	var abstract, content *string
+	err := s.Pool.QueryRow(ctx, `
+		SELECT p.title, p.abstract, t.content, coalesce(t.page_offsets, '{}')
+		  FROM papers p LEFT JOIN paper_texts t ON t.paper_id = p.id
+		 WHERE p.id = $2 AND `+papers.VisibleSQL, userID, paperID).Scan(&pt.title, &abstract, &content, &pt.pageStarts)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, jobs.NewPublicError("not_found", "The paper was not found.", nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rag: read paper: %w", err)
+	}
+	if content != nil && *content != "" {
+		pt.source, pt.text = SourceFullText, *content
+		rows, err := s.Pool.Query(ctx, `
+			SELECT coalesce(section, ''), page_start, content FROM paper_chunks
+			 WHERE paper_id = $1
+			   AND coalesce(lower(section), '') NOT IN ('references', 'bibliography', 'acknowledgements', 'acknowledgments')
+			 ORDER BY chunk_index`, paperID)
+		if err != nil {
+			return nil, fmt.Errorf("rag: read passages: %w", err)
+		}
+		total := 0
+		for rows.Next() {
+			var d llm.Document
+			if err := rows.Scan(&d.Section, &d.Page, &d.Text); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("rag: read passages: %w", err)
+			}
+			if total+len(d.Text) > maxDocumentChars && len(pt.docs) > 0 {
+				rows.Close()
+				break
+			}
+			total += len(d.Text)
+			d.ID, d.PaperID, d.Title = "S"+strconv.Itoa(len(pt.docs)+1), paperID.String(), pt.title
+			pt.docs = append(pt.docs, d)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("rag: read passages: %w", err)
+		}
+	}
+	if len(pt.docs) == 0 {
+		if abstract == nil || *abstract == "" {
+			return nil, errNoText
+		}
+		pt.source, pt.text, pt.pageStarts = SourceAbstract, *abstract, nil
+		pt.docs = []llm.Document{{ID: "S1", PaperID: paperID.String(), Title: pt.title, Section: "Abstract", Text: *abstract}}
+	}
+	pt.verifier = quote.NewIndex(pt.text)
+	return &pt, nil
+}
+
+// Check is the outcome of checking one quote against the paper's text.
+type Check struct {
+	Verified   bool    `json:"verified"`
+	Similarity float64 `json:"similarity"`
+	CharStart  *int    `json:"char_start,omitempty"`
+	CharEnd    *int    `json:"char_end,omitempty"`
+	Page       *int    `json:"page,omitempty"`
+}
+
+// check verifies q against the paper's text.
+func (pt *paperText) check(q string) Check {
+	r := pt.verifier.Verify(q)
+	c := Check{Verified: r.Verified, Similarity: r.Similarity}
+	if r.Start >= 0 {
+		start, end := r.Start, r.End
+		c.CharStart, c.CharEnd = &start, &end
+		if len(pt.pageStarts) > 0 {
+			page := 1
+			for i, off := range pt.pageStarts {
+				if off <= start {
+					page = i + 1
+				}
+			}
+			c.Page = &page
+		}
+	}
+	return c
+}

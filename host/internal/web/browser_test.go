@@ -1,0 +1,291 @@
+package web
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// The browser suite drives headless Chromium (Debian's chromium package, which
+// scripts/ensure-tools installs) through the dashboard: onboarding, both ways of
+// signing in, a PDF upload with its progress bar to completion, a question with a
+// cited answer, a review, and the admin pages. Every step saves a screenshot under
+// $LECTERN_TEST_OUTPUT, else test-output/browser at the repository root.
+
+// chromiumPath finds the browser, or fails the test: a missing browser is a broken
+// setup, not a reason to skip.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("chromium is not installed: run scripts/ensure-tools (as root it installs Debian's chromium package; make test runs it)")
+	return ""
+}
+
+// screenshotDir is where the screenshots go.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("LECTERN_TEST_OUTPUT")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "test-output")
+	}
+	dir = filepath.Join(dir, "browser")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// newBrowser starts headless Chromium for the test.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox, // the tests may run as root, where Chromium's sandbox cannot start
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 900),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 150*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	require.NoError(t, chromedp.Do(ctx), "start chromium")
+	return ctx
+}
+
+// shot saves a full-page screenshot named name.png.
+func shot(t *testing.T, ctx context.Context, name string) {
+	name = strings.SplitN(t.Name(), "/", 3)[1] + "-" + name
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		// A full-page capture can stall on a long page; the viewport still shows
+		// the step.
+		t.Logf("full-page screenshot failed (%v); taking the viewport", err)
+		vctx, vcancel := context.WithTimeout(ctx, 15*time.Second)
+		defer vcancel()
+		png, err = chromedp.Run(vctx, chromedp.CaptureScreenshot())
+	}
+	require.NoError(t, err)
+	path := filepath.Join(screenshotDir(t), name+".png")
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot %s", path)
+}
+
+// step runs actions with a bound on their time, failing with the page's text.
+func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 45*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, actions...); err != nil {
+		loc, _ := chromedp.Run(ctx, chromedp.Location())
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		text, _ := chromedp.Run(tctx, chromedp.Text(chromedp.CSS("main")))
+		t.Fatalf("%s: %v\nat %s:\n%s", what, err, loc, text)
+	}
+}
+
+// read returns the text of the first element matching the CSS selector sel.
+func read(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	text, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
+	require.NoError(t, err, "read %s", sel)
+	return text
+}
+
+// attr returns an attribute of the first element matching sel.
+func attr(t *testing.T, ctx context.Context, sel, name string) string {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := chromedp.Run(sctx, chromedp.AttributeValue(chromedp.CSS(sel), name))
+	require.NoError(t, err, "read %s of %s", name, sel)
+	return res.Value
+}
+
+// TestBrowser runs the flow against the dashboard as lectern dashboard runs it
+// (forwarding to the API over the network) and as lectern serve runs it (one
+// address, the API's handler in process).
+func TestBrowser(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []struct {
+		name      string
+		inProcess bool
+	}{{"standalone", false}, {"in-process", true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			browserFlow(t, newStackMode(t, mode.inProcess))
+		})
+	}
+}
+
+func browserFlow(t *testing.T, s *stack) {
+	ctx := newBrowser(t)
+	base := s.dash.URL
+	pdf := filepath.Join(t.TempDir(), "spaced-repetition.pdf")
+	require.NoError(t, os.WriteFile(pdf, samplePDF("Spaced Repetition for Readers", paperPages), 0o644))
+	var paperURL string
+
+	t.Run("onboarding", func(t *testing.T) {
+		step(t, ctx, "open the dashboard",
+			chromedp.Navigate(base+"/"),
+			chromedp.WaitVisible(chromedp.CSS(`a[href="/onboarding"]`)),
+			chromedp.Navigate(base+"/onboarding"),
+			chromedp.WaitVisible(chromedp.CSS("#email")))
+		shot(t, ctx, "01-onboarding-account")
+		step(t, ctx, "create the admin",
+			chromedp.SendKeys(chromedp.CSS("#email"), "ada@example.org"),
+			chromedp.Submit(chromedp.CSS("#email")),
+			chromedp.WaitVisible(chromedp.CSS(`a[href="/onboarding?step=paper"]`)))
+		shot(t, ctx, "02-onboarding-llm")
+		step(t, ctx, "skip the model step",
+			chromedp.Click(chromedp.CSS(`a[href="/onboarding?step=paper"]`)),
+			chromedp.WaitVisible(chromedp.CSS("#upload-file")))
+	})
+
+	t.Run("upload", func(t *testing.T) {
+		step(t, ctx, "upload the PDF",
+			chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), []string{pdf}),
+			chromedp.Click(chromedp.CSS(`form[data-upload] button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS("[data-upload-progress] progress")))
+		step(t, ctx, "follow the reading job to the paper page",
+			chromedp.WaitVisible(chromedp.CSS(`.job[data-state="succeeded"]`)))
+		var err error
+		paperURL, err = chromedp.Run(ctx, chromedp.Location())
+		require.NoError(t, err)
+		value := attr(t, ctx, `.job[data-state="succeeded"] progress`, "value")
+		maxV := attr(t, ctx, `.job[data-state="succeeded"] progress`, "max")
+		require.Contains(t, paperURL, "/papers/")
+		require.Equal(t, maxV, value, "the progress bar is full")
+		shot(t, ctx, "03-upload-done")
+	})
+
+	t.Run("ask", func(t *testing.T) {
+		step(t, ctx, "ask a question",
+			chromedp.SendKeys(chromedp.CSS("#question"), "What did the students on the adaptive schedule spend less time on?"),
+			chromedp.Click(chromedp.CSS(`form[data-ask] button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-answer][data-done="true"] a.cite`)))
+		sources := read(t, ctx, "[data-answer-sources]")
+		require.Contains(t, sources, "Spaced Repetition for Readers")
+		require.Contains(t, sources, "page 3")
+		shot(t, ctx, "04-ask-cited-answer")
+	})
+
+	t.Run("summary", func(t *testing.T) {
+		step(t, ctx, "summarize, following the job's progress bar until the page reloads",
+			chromedp.Click(chromedp.CSS(`form[action$="/summary"] button`)),
+			chromedp.WaitVisible(chromedp.CSS(`section[aria-labelledby="sum-h"] p.meta`)))
+		step(t, ctx, "extract claims",
+			chromedp.Click(chromedp.CSS(`form[action$="/extract"] button`)),
+			chromedp.WaitVisible(chromedp.CSS(`section[aria-labelledby="ext-h"] p.meta`)))
+		shot(t, ctx, "05-summary-extractions")
+	})
+
+	t.Run("review", func(t *testing.T) {
+		step(t, ctx, "make a card",
+			chromedp.Navigate(paperURL),
+			chromedp.SendKeys(chromedp.CSS("#front"), "What flattens the forgetting curve?"),
+			chromedp.SendKeys(chromedp.CSS("#back"), "Every successful review"),
+			chromedp.Submit(chromedp.CSS("#front")),
+			chromedp.WaitVisible(chromedp.CSS(".flash")))
+		step(t, ctx, "open the review",
+			chromedp.Navigate(base+"/review"),
+			chromedp.WaitVisible(chromedp.CSS(`button[data-key="3"]`)),
+			chromedp.KeyEvent(" "),
+			chromedp.WaitVisible(chromedp.CSS(".reveal .back")))
+		shot(t, ctx, "06-review-card")
+		step(t, ctx, "answer Good with the key 3",
+			chromedp.KeyEvent("3"),
+			chromedp.WaitVisible(chromedp.CSS(".flash")))
+		last := read(t, ctx, ".flash")
+		require.Contains(t, last, "Good recorded.")
+		shot(t, ctx, "07-review-done")
+		step(t, ctx, "see it in the analytics",
+			chromedp.Navigate(base+"/analytics"),
+			chromedp.WaitVisible(chromedp.CSS("svg.bars rect.bar")))
+		shot(t, ctx, "08-analytics")
+	})
+
+	t.Run("signin", func(t *testing.T) {
+		step(t, ctx, "sign out",
+			chromedp.Click(chromedp.CSS(".signout button")),
+			chromedp.WaitVisible(chromedp.CSS(`form[action="/signin/link"] #email`)))
+		step(t, ctx, "ask for a link",
+			chromedp.SendKeys(chromedp.CSS("#email"), "ada@example.org"),
+			chromedp.Submit(chromedp.CSS("#email")),
+			chromedp.WaitVisible(chromedp.CSS("main h1")))
+		shot(t, ctx, "09-signin-link-sent")
+		link := s.mail.link(t, "ada@example.org")
+		u, err := url.Parse(link)
+		require.NoError(t, err)
+		require.Equal(t, strings.TrimPrefix(base, "http://"), u.Host, "the link points at the dashboard")
+		step(t, ctx, "follow the link",
+			chromedp.Navigate(link),
+			chromedp.WaitVisible(chromedp.CSS(`nav[aria-label="Main"]`)))
+		shot(t, ctx, "10-signed-in-by-link")
+
+		step(t, ctx, "sign out again",
+			chromedp.Click(chromedp.CSS(".signout button")),
+			chromedp.WaitVisible(chromedp.CSS("details.card-form summary")))
+		step(t, ctx, "sign in with the API key",
+			chromedp.Click(chromedp.CSS("details.card-form summary")),
+			chromedp.SendKeys(chromedp.CSS("#api_key"), testOpsKey),
+			chromedp.Submit(chromedp.CSS("#api_key")),
+			chromedp.WaitVisible(chromedp.CSS(`nav[aria-label="Main"]`)))
+		shot(t, ctx, "11-signed-in-by-key")
+	})
+
+	t.Run("admin", func(t *testing.T) {
+		step(t, ctx, "invite a user",
+			chromedp.Navigate(base+"/admin/users"),
+			chromedp.SendKeys(chromedp.CSS("#email"), "bo@example.org"),
+			chromedp.Submit(chromedp.CSS("#email")),
+			chromedp.WaitVisible(chromedp.CSS(".flash")))
+		users := read(t, ctx, "table.data")
+		require.Contains(t, users, "bo@example.org")
+		shot(t, ctx, "12-admin-users")
+		step(t, ctx, "page the audit log",
+			chromedp.Navigate(base+"/admin/audit"),
+			chromedp.WaitVisible(chromedp.CSS("table.audit tbody tr")))
+		audit := read(t, ctx, "table.audit")
+		require.Contains(t, audit, "user.create")
+		shot(t, ctx, "13-admin-audit")
+		step(t, ctx, "plugins", chromedp.Navigate(base+"/admin/plugins"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		shot(t, ctx, "14-admin-plugins")
+		step(t, ctx, "language models", chromedp.Navigate(base+"/settings/llm"), chromedp.WaitVisible(chromedp.CSS("#roles")))
+		shot(t, ctx, "15-settings-llm")
+		step(t, ctx, "jobs", chromedp.Navigate(base+"/jobs"), chromedp.WaitVisible(chromedp.CSS(`.job[data-state="succeeded"]`)))
+		shot(t, ctx, "16-jobs")
+	})
+
+	t.Run("phone-dark", func(t *testing.T) {
+		step(t, ctx, "library on a phone in dark mode",
+			chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+					Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+				return err
+			}),
+			chromedp.Navigate(base+"/library"),
+			chromedp.WaitVisible(chromedp.CSS(".paper-item")))
+		shot(t, ctx, "17-library-phone-dark")
+	})
+}

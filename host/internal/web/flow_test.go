@@ -1,0 +1,113 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestFlowWithoutJavaScript walks the Done-when flow as a browser without
+// JavaScript: onboarding, upload, the reading job to completion, a question with a
+// cited answer, a card and its review.
+func TestFlowWithoutJavaScript(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	b := s.browser(t)
+
+	p := b.get("/")
+	// /onboarding once the API answers GET /api/onboarding; until then the sign-in
+	// page, which links to the setup.
+	require.Contains(t, []string{"/onboarding", "/signin"}, p.url)
+	require.Contains(t, p.body, `href="/onboarding"`)
+	p = b.post("/onboarding/admin", url.Values{"email": {"not an address"}})
+	require.Equal(t, http.StatusUnprocessableEntity, p.status)
+	require.Contains(t, p.body, `value="not an address"`, "the rejected form keeps what was typed")
+	require.Contains(t, p.body, "The email address is not valid.")
+	p = b.post("/onboarding/admin", url.Values{"email": {"ada@example.org"}})
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Equal(t, "/onboarding?step=llm", p.url)
+	require.Contains(t, p.body, "ada@example.org", "the wizard goes on signed in")
+
+	p = b.upload("/onboarding/upload", "spaced.pdf", samplePDF("Spaced Repetition for Readers", paperPages))
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.True(t, strings.HasPrefix(p.url, "/papers/"), p.url)
+	paperPath := strings.SplitN(p.url, "?", 2)[0]
+	require.Contains(t, p.body, "<progress")
+	require.Eventually(t, func() bool {
+		p = b.get(p.url)
+		return strings.Contains(p.body, `data-state="succeeded"`)
+	}, 60*time.Second, 300*time.Millisecond, "the reading job finishes")
+
+	p = b.post(paperPath+"/ask", url.Values{"question": {"What did the students on the adaptive schedule spend less time on?"}})
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Contains(t, p.body, `class="cite"`, "the answer cites its sources")
+	require.Contains(t, p.body, `id="cite-S1"`)
+
+	// Summary and extraction: a job each, then the page shows the result, with the
+	// quotes marked as verified or not.
+	p = b.post(paperPath+"/summary", nil)
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Eventually(t, func() bool {
+		p = b.get(p.url)
+		return !strings.Contains(p.body, `data-state="running"`) && !strings.Contains(p.body, `data-state="queued"`)
+	}, 60*time.Second, 300*time.Millisecond, "the summary job finishes")
+	require.NotContains(t, p.body, "No summary yet.", p.body)
+	p = b.post(paperPath+"/extract", nil)
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Eventually(t, func() bool {
+		p = b.get(p.url)
+		return !strings.Contains(p.body, `data-state="running"`) && !strings.Contains(p.body, `data-state="queued"`)
+	}, 60*time.Second, 300*time.Millisecond, "the extraction job finishes")
+	require.Contains(t, p.body, `class="extractions"`, "the extraction lists what it found")
+	require.Regexp(t, `<span class="badge (verified|unverified|failed)">quote`, p.body)
+
+	p = b.post(paperPath+"/cards", url.Values{"front": {"What flattens the forgetting curve?"}, "back": {"A successful review"}, "new_deck": {"Reading"}})
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	// Drafted cards wait on the paper page to be accepted.
+	p = b.post(paperPath+"/cards/draft", url.Values{"deck_id": {""}, "new_deck": {"Reading"}})
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Eventually(t, func() bool {
+		p = b.get(strings.SplitN(p.url, "#", 2)[0])
+		return strings.Contains(p.body, "Drafts waiting for you")
+	}, 60*time.Second, 300*time.Millisecond, "drafted cards appear")
+	draft := between(p.body, `<form method="post" action="/cards/`, `/accept"`)
+	require.NotEmpty(t, draft)
+	p = b.post("/cards/"+draft+"/accept", url.Values{"back": {paperPath + "#cards"}})
+	require.Contains(t, p.body, "The card is accepted.")
+
+	p = b.get("/review")
+	require.Contains(t, p.body, "What flattens the forgetting curve?")
+	require.Contains(t, p.body, `data-key="3"`)
+	card := between(p.body, `name="card_id" value="`, `"`)
+	p = b.post("/review", url.Values{"card_id": {card}, "rating": {"3"}})
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Contains(t, p.body, "Good recorded.")
+
+	p = b.get("/search?q=flashcards")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Contains(t, p.body, "Memory models for flashcard scheduling")
+	require.Contains(t, p.body, `<span class="badge src-ok">ok</span>`, "each source's status is shown")
+
+	for _, path := range []string{"/library", "/library?scope=corpus&view=inbox", "/jobs", "/analytics", "/projects", "/search?q=repetition&mode=passages",
+		"/settings", "/settings/llm", "/admin/users", "/admin/audit", "/admin/plugins", "/ask"} {
+		p = b.get(path)
+		require.Equal(t, http.StatusOK, p.status, "%s: %s", path, p.body)
+	}
+}
+
+func between(s, start, end string) string {
+	i := strings.Index(s, start)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(start):]
+	j := strings.Index(s, end)
+	if j < 0 {
+		return ""
+	}
+	return s[:j]
+}

@@ -1,0 +1,285 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// pages are the page templates, one file each under templates/. Templates are
+// parsed once at startup; newRenderer fails when a file under templates/ is not
+// listed here or a listed page has no file, so none is forgotten (STYLE §9).
+var pages = []string{
+	"onboarding", "signin", "signin_sent", "library", "paper", "answer", "jobs", "job",
+	"review", "analytics", "projects", "project", "search", "settings", "settings_llm",
+	"admin_users", "admin_audit", "admin_plugins", "error",
+}
+
+// shared are the files every page is parsed with.
+var shared = []string{"layout.html", "partials.html"}
+
+// renderer holds the parsed pages.
+type renderer struct {
+	pages map[string]*template.Template
+	log   *slog.Logger
+}
+
+func newRenderer(log *slog.Logger) (*renderer, error) {
+	files, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: templates: %w", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".html")
+		if !slices.Contains(pages, name) && !slices.Contains(shared, path.Base(f)) {
+			return nil, fmt.Errorf("web: template %s is not registered in pages", f)
+		}
+	}
+	r := &renderer{pages: map[string]*template.Template{}, log: log}
+	base := template.New("layout.html").Funcs(funcs)
+	for _, s := range shared {
+		if base, err = base.ParseFS(templateFS, "templates/"+s); err != nil {
+			return nil, fmt.Errorf("web: parse %s: %w", s, err)
+		}
+	}
+	for _, p := range pages {
+		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+p+".html")
+		if err != nil {
+			return nil, fmt.Errorf("web: parse page %s: %w", p, err)
+		}
+		r.pages[p] = t
+	}
+	return r, nil
+}
+
+// view is what every page template receives.
+type view struct {
+	// Title is the page's title, before " · Lectern".
+	Title string
+	// Nav names the navigation entry to mark as current.
+	Nav string
+	// Me is the signed-in account; nil on the sign-in pages.
+	Me *me
+	// Flash is a success message carried over a redirect.
+	Flash string
+	// Err is the error to show above the page's content.
+	Err *uiError
+	// Form holds what was typed into a rejected form, to fill it in again.
+	Form url.Values
+	// Fields are the messages of rejected inputs, by input name.
+	Fields map[string]string
+	// Path is the page's own path and query.
+	Path string
+	// Refresh, when positive, reloads a page without JavaScript every Refresh
+	// seconds (while a job runs).
+	Refresh int
+	// Data is the page's own data.
+	Data any
+
+	// status is the HTTP status of a page shown again with an error.
+	status int
+	// answer is a question's answer collected for a page without JavaScript.
+	answer *answer
+}
+
+// render writes the page with status.
+func (rd *renderer) render(w http.ResponseWriter, r *http.Request, status int, page string, v *view) {
+	t, ok := rd.pages[page]
+	if !ok {
+		rd.log.ErrorContext(r.Context(), "dashboard: unknown page", "page", page)
+		http.Error(w, "The page could not be shown.", http.StatusInternalServerError)
+		return
+	}
+	if v.Path == "" {
+		v.Path = r.URL.RequestURI()
+	}
+	if v.Flash == "" && v.Err == nil {
+		v.Flash, v.Err = takeFlash(w, r)
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		rd.log.ErrorContext(r.Context(), "dashboard: render", "page", page, "error", err)
+		http.Error(w, "The page could not be shown. Reload it; if it keeps failing, the operator can look in the server log.", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+// flashCookie carries a success message over one redirect.
+const flashCookie = "lectern_flash"
+
+func setFlash(w http.ResponseWriter, msg string) { writeFlash(w, "ok\n"+msg) }
+
+// setFlashError carries an error over one redirect.
+func setFlashError(w http.ResponseWriter, e *uiError) { writeFlash(w, "err\n"+e.What+"\n"+e.Do) }
+
+func writeFlash(w http.ResponseWriter, s string) {
+	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: url.QueryEscape(s), Path: "/", MaxAge: 60,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode})
+}
+
+// takeFlash reads and clears the message of the previous request.
+func takeFlash(w http.ResponseWriter, r *http.Request) (string, *uiError) {
+	ck, err := r.Cookie(flashCookie)
+	if err != nil {
+		return "", nil
+	}
+	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	raw, err := url.QueryUnescape(ck.Value)
+	if err != nil || len(raw) > 600 {
+		return "", nil
+	}
+	parts := strings.Split(raw, "\n")
+	switch {
+	case parts[0] == "ok" && len(parts) == 2:
+		return parts[1], nil
+	case parts[0] == "err" && len(parts) == 3:
+		return "", &uiError{What: parts[1], Do: parts[2]}
+	}
+	return "", nil
+}
+
+var funcs = template.FuncMap{
+	"authors":    authorList,
+	"date":       fmtDate,
+	"datetime":   fmtDateTime,
+	"pct":        func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
+	"add":        func(a, b int) int { return a + b },
+	"cite":       citeHTML,
+	"stateLabel": func(s string) string { return stateLabels[s] },
+	"join":       strings.Join,
+	"lower":      strings.ToLower,
+	"contains":   slices.Contains[[]string, string],
+	"deref": func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
+	},
+	"str": func(v any) string { return fmt.Sprint(v) },
+	"formOr": func(f url.Values, key, def string) string {
+		if _, ok := f[key]; ok {
+			return f.Get(key)
+		}
+		return def
+	},
+	"dateInput": func(s string) string {
+		if len(s) >= 10 {
+			return s[:10]
+		}
+		return s
+	},
+	"deckArgs": func(d []deck, f url.Values, e map[string]string) deckFieldArgs {
+		return deckFieldArgs{Decks: d, Form: f, Fields: e}
+	},
+}
+
+// deckFieldArgs are the arguments of the "deck-fields" template.
+type deckFieldArgs struct {
+	Decks  []deck
+	Form   url.Values
+	Fields map[string]string
+}
+
+// stateLabels name a paper's reading states.
+var stateLabels = map[string]string{
+	"inbox": "Inbox", "to_read": "To read", "reading": "Reading", "done": "Done", "trash": "Trash",
+}
+
+func authorList(as []author) string {
+	names := make([]string, 0, 4)
+	for i, a := range as {
+		if i == 3 {
+			names = append(names, "et al.")
+			break
+		}
+		names = append(names, a.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func fmtDate(t any) string {
+	switch v := t.(type) {
+	case time.Time:
+		if v.IsZero() {
+			return ""
+		}
+		return v.Format("2 Jan 2006")
+	case *time.Time:
+		if v == nil || v.IsZero() {
+			return ""
+		}
+		return v.Format("2 Jan 2006")
+	case string:
+		if tt, err := time.Parse(time.RFC3339, v); err == nil {
+			return tt.Format("2 Jan 2006")
+		}
+		if tt, err := time.Parse("2006-01-02", v); err == nil {
+			return tt.Format("2 Jan 2006")
+		}
+		return v
+	}
+	return ""
+}
+
+func fmtDateTime(t any) string {
+	var tt time.Time
+	switch v := t.(type) {
+	case time.Time:
+		tt = v
+	case *time.Time:
+		if v == nil {
+			return ""
+		}
+		tt = *v
+	}
+	if tt.IsZero() {
+		return ""
+	}
+	return tt.UTC().Format("2 Jan 2006 15:04 UTC")
+}
+
+var citeMarker = regexp.MustCompile(`\[(S\d{1,3})\]`)
+
+// citeHTML escapes an answer and turns its [S1] markers into links to the
+// citation list below it, for the markers that have a citation.
+func citeHTML(text string, cites []citation) template.HTML {
+	known := map[string]bool{}
+	for _, c := range cites {
+		known[c.Marker] = true
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range citeMarker.FindAllStringSubmatchIndex(text, -1) {
+		b.WriteString(template.HTMLEscapeString(text[last:m[0]]))
+		marker := text[m[2]:m[3]]
+		if known[marker] {
+			fmt.Fprintf(&b, `<a class="cite" href="#cite-%s">[%s]</a>`, marker, marker)
+		} else {
+			b.WriteString(template.HTMLEscapeString(text[m[0]:m[1]]))
+		}
+		last = m[1]
+	}
+	b.WriteString(template.HTMLEscapeString(text[last:]))
+	return template.HTML(strings.ReplaceAll(b.String(), "\n", "<br>"))
+}

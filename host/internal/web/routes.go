@@ -1,0 +1,97 @@
+package web
+
+import "net/http"
+
+// Route is one entry of the dashboard's route table.
+type Route struct {
+	Method  string
+	Pattern string
+	// Access says who may open it; the handler enforces it.
+	Access  access
+	Handler http.Handler
+}
+
+// routes is the dashboard's whole route table. Every route added here must also be
+// listed in the dashboard's cross-tenant test (tenancy_test.go, dashboardCases).
+func (h *handler) routes() []Route {
+	u := func(p pageFunc) http.Handler { return h.withSession(signedIn, p) }
+	a := func(p pageFunc) http.Handler { return h.withSession(adminOnly, p) }
+	f := func(fn http.HandlerFunc) http.Handler { return fn }
+	get, post := http.MethodGet, http.MethodPost
+	return []Route{
+		// Arriving, onboarding and signing in.
+		{get, "/", public, f(h.home)},
+		{get, "/onboarding", public, f(h.onboarding)},
+		{post, "/onboarding/admin", public, f(h.onboardingAdmin)},
+		{post, "/onboarding/llm", signedIn, u(h.onboardingLLM)},
+		{post, "/onboarding/upload", signedIn, u(h.onboardingUpload)},
+		{get, "/signin", public, f(h.signIn)},
+		{post, "/signin/link", public, f(h.signInLink)},
+		{post, "/signin/key", public, f(h.signInKey)},
+		{post, "/signout", signedIn, u(h.signOut)},
+
+		// Library and feed, papers.
+		{get, "/library", signedIn, u(h.libraryPage)},
+		{post, "/library/add", signedIn, u(h.libraryAdd)},
+		{post, "/papers/upload", signedIn, u(h.paperUpload)},
+		{get, "/papers/{id}", signedIn, u(h.paperPage)},
+		{post, "/papers/{id}/state", signedIn, u(h.paperState)},
+		{post, "/papers/{id}/ingest", signedIn, u(h.paperIngest)},
+		{post, "/papers/{id}/summary", signedIn, u(h.paperSummarize)},
+		{post, "/papers/{id}/extract", signedIn, u(h.paperExtract)},
+		{post, "/papers/{id}/ask", signedIn, u(h.paperAsk)},
+		{post, "/papers/{id}/cards", signedIn, u(h.paperCardCreate)},
+		{post, "/papers/{id}/cards/draft", signedIn, u(h.paperCardDraft)},
+		{post, "/cards/{id}/accept", signedIn, u(h.cardAccept)},
+		{post, "/cards/{id}/delete", signedIn, u(h.cardDelete)},
+		{get, "/ask", signedIn, u(h.askPage)},
+		{post, "/ask", signedIn, u(h.askPost)},
+
+		// Search across sources.
+		{get, "/search", signedIn, u(h.searchPage)},
+		{post, "/search/add", signedIn, u(h.searchAdd)},
+
+		// Jobs.
+		{get, "/jobs", signedIn, u(h.jobsPage)},
+		{get, "/jobs/{id}", signedIn, u(h.jobPage)},
+		{post, "/jobs/{id}/cancel", signedIn, u(h.jobCancel)},
+
+		// Learning.
+		{get, "/review", signedIn, u(h.reviewPage)},
+		{post, "/review", signedIn, u(h.reviewPost)},
+		{get, "/analytics", signedIn, u(h.analyticsPage)},
+
+		// Projects, tasks and milestones.
+		{get, "/projects", signedIn, u(h.projectsPage)},
+		{post, "/projects", signedIn, u(h.projectCreate)},
+		{get, "/projects/{id}", signedIn, u(h.projectPage)},
+		{post, "/projects/{id}", signedIn, u(h.projectUpdate)},
+		{post, "/projects/{id}/delete", signedIn, u(h.projectDelete)},
+		{post, "/projects/{id}/tasks", signedIn, u(h.taskCreate)},
+		{post, "/projects/{id}/milestones", signedIn, u(h.milestoneCreate)},
+		{post, "/projects/{id}/papers", signedIn, u(h.projectLinkPaper)},
+		{post, "/projects/{id}/papers/{paper_id}/unlink", signedIn, u(h.projectUnlinkPaper)},
+		{post, "/tasks/{id}", signedIn, u(h.taskUpdate)},
+		{post, "/tasks/{id}/delete", signedIn, u(h.taskDelete)},
+		{post, "/milestones/{id}", signedIn, u(h.milestoneUpdate)},
+		{post, "/milestones/{id}/delete", signedIn, u(h.milestoneDelete)},
+
+		// Settings.
+		{get, "/settings", signedIn, u(h.settingsPage)},
+		{post, "/settings/config", signedIn, u(h.settingsPut)},
+		{post, "/settings/config/delete", signedIn, u(h.settingsDelete)},
+		{get, "/settings/llm", adminOnly, a(h.llmPage)},
+		{post, "/settings/llm/providers/{provider}", adminOnly, a(h.llmProviderPut)},
+		{post, "/settings/llm/roles/{role}", adminOnly, a(h.llmRolePut)},
+
+		// Administration.
+		{get, "/admin/users", adminOnly, a(h.usersPage)},
+		{post, "/admin/users", adminOnly, a(h.userInvite)},
+		{post, "/admin/users/{id}/role", adminOnly, a(h.userRole)},
+		{post, "/admin/users/{id}/delete", adminOnly, a(h.userDelete)},
+		{post, "/admin/users/{id}/send-link", adminOnly, a(h.userSendLink)},
+		{get, "/admin/audit", adminOnly, a(h.auditPage)},
+		{get, "/admin/plugins", adminOnly, a(h.pluginsPage)},
+		{post, "/admin/plugins/{name}", adminOnly, a(h.pluginUpdate)},
+	}
+}

@@ -1,0 +1,268 @@
+// Lectern dashboard: a little script on top of pages that work without it.
+// Uploads show their progress and then the reading job's; job progress bars follow
+// the job's event stream; questions stream their answer; review takes keys 1-4.
+"use strict";
+
+(function () {
+  var terminal = { succeeded: 1, failed: 1, cancelled: 1 };
+
+  // Messages for the API error codes a script meets; other errors show the API's
+  // own sentence, which is written for people.
+  var known = {
+    not_a_pdf: ["The file is not a PDF.", "Choose a PDF file and upload it again."],
+    too_large: ["The file is too large (the limit is 50 MB).", "Compress or split the PDF, then upload it again."],
+    not_authenticated: ["You are not signed in, or your session has ended.", "Reload the page and sign in again."],
+    validation_error: [null, "Correct what you entered and try again."],
+    rate_limited: ["Too many attempts in a short time.", "Wait a minute, then try again."],
+    api_unreachable: ["The dashboard cannot reach the Lectern API.", "Check that Lectern is running, then try again."]
+  };
+
+  function describe(status, body) {
+    var code = body && body.code, detail = body && body.detail;
+    var m = known[code];
+    if (m) return [m[0] || detail || "The request was refused.", m[1]];
+    if (status >= 500 || !status) return ["Something went wrong on the server.", "Try again. If it keeps happening, the operator can look in the server log."];
+    if (status === 404) return ["This was not found. It may have been deleted, or it is not yours.", "Reload the page."];
+    return [detail || "The request was refused.", "Check what you entered and try again."];
+  }
+
+  function showError(box, pair) {
+    if (!box) return;
+    box.hidden = false;
+    box.querySelector(".what").textContent = pair[0];
+    box.querySelector(".do").textContent = pair[1];
+  }
+
+  function errorBox(near) {
+    var box = document.createElement("div");
+    box.className = "error";
+    box.setAttribute("role", "alert");
+    box.innerHTML = '<p class="what"></p><p class="do"></p>';
+    box.hidden = true;
+    near.appendChild(box);
+    return box;
+  }
+
+  // ---- job progress -------------------------------------------------------
+  function applyJob(root, env) {
+    var bar = root.querySelector("progress"), badge = root.querySelector(".badge"), text = root.querySelector(".job-msg .text");
+    var p = env.progress || env;
+    if (bar && p && typeof p.current === "number") {
+      bar.max = p.total > 0 ? p.total : 1;
+      bar.value = Math.min(p.current, bar.max);
+    }
+    if (env.state) {
+      root.dataset.state = env.state;
+      if (badge) { badge.textContent = env.state; badge.className = "badge state-" + env.state; }
+      if (env.state === "succeeded" && bar) bar.value = bar.max;
+    }
+    if (text) {
+      if (env.error && env.error.message) text.textContent = env.error.message;
+      else if (env.state === "succeeded") text.textContent = "Finished.";
+      else if (p && p.message) text.textContent = p.message;
+    }
+  }
+
+  function followJob(id, root, onDone) {
+    var es = new EventSource("/api/jobs/" + encodeURIComponent(id) + "/stream");
+    var parse = function (e) { try { return JSON.parse(e.data); } catch (_) { return null; } };
+    es.addEventListener("progress", function (e) { var d = parse(e); if (d) applyJob(root, d); });
+    es.addEventListener("state", function (e) { var d = parse(e); if (d) applyJob(root, d); });
+    es.addEventListener("done", function (e) {
+      es.close();
+      var d = parse(e);
+      if (d) applyJob(root, d);
+      if (onDone) onDone(d);
+    });
+    es.onerror = function () { if (es.readyState === EventSource.CLOSED && onDone) onDone(null); };
+    return es;
+  }
+
+  document.querySelectorAll("[data-job-stream]").forEach(function (el) {
+    var job = el.querySelector(".job");
+    if (!job || terminal[job.dataset.state] || el.hasAttribute("data-finished")) return;
+    followJob(el.getAttribute("data-job-stream"), job, function () {
+      if (el.hasAttribute("data-reload-on-done")) window.setTimeout(function () { window.location.reload(); }, 400);
+    });
+  });
+
+  // ---- uploads ------------------------------------------------------------
+  document.querySelectorAll("form[data-upload]").forEach(function (form) {
+    var box = form.querySelector("[data-upload-progress]");
+    var bar = box.querySelector("progress"), msg = box.querySelector("[data-upload-msg]"), label = box.querySelector("label");
+    var err = errorBox(form);
+    form.addEventListener("submit", function (ev) {
+      var input = form.querySelector('input[type="file"]');
+      if (!input.files.length) return;
+      ev.preventDefault();
+      err.hidden = true;
+      var data = new FormData();
+      data.append("file", input.files[0]);
+      var xhr = new XMLHttpRequest();
+      xhr.open("POST", "/api/papers/upload");
+      xhr.setRequestHeader("Accept", "application/json");
+      box.hidden = false;
+      label.textContent = "Uploading " + input.files[0].name;
+      bar.max = 100; bar.value = 0;
+      form.querySelector("button[type=submit]").disabled = true;
+      xhr.upload.onprogress = function (e) {
+        if (e.lengthComputable) { bar.value = Math.round(100 * e.loaded / e.total); msg.textContent = bar.value + " % uploaded"; }
+      };
+      xhr.onerror = function () {
+        form.querySelector("button[type=submit]").disabled = false;
+        showError(err, describe(0, null));
+      };
+      xhr.onload = function () {
+        var body = null;
+        try { body = JSON.parse(xhr.responseText); } catch (_) { /* not JSON */ }
+        if (xhr.status !== 202 || !body || !body.paper_id) {
+          form.querySelector("button[type=submit]").disabled = false;
+          box.hidden = true;
+          showError(err, describe(xhr.status, body));
+          return;
+        }
+        var job = body.job;
+        label.textContent = "Reading the PDF";
+        box.classList.add("job");
+        box.dataset.state = job.state;
+        msg.innerHTML = '<span class="badge"></span> <span class="text"></span>';
+        applyJob(box, job);
+        var go = function () { window.location.href = "/papers/" + encodeURIComponent(body.paper_id) + "?job=" + encodeURIComponent(job.id); };
+        if (terminal[job.state]) { go(); return; }
+        followJob(job.id, box, go);
+      };
+      xhr.send(data);
+    });
+  });
+
+  // ---- questions with streamed, cited answers -----------------------------
+  function renderAnswer(el, text, cites) {
+    var known = {};
+    (cites || []).forEach(function (c) { known[c.marker] = c; });
+    el.textContent = "";
+    var re = /\[(S\d{1,3})\]/g, last = 0, m;
+    while ((m = re.exec(text)) !== null) {
+      el.appendChild(document.createTextNode(text.slice(last, m.index)));
+      if (known[m[1]]) {
+        var a = document.createElement("a");
+        a.className = "cite"; a.href = "#cite-" + m[1]; a.textContent = "[" + m[1] + "]";
+        el.appendChild(a);
+      } else {
+        el.appendChild(document.createTextNode(m[0]));
+      }
+      last = re.lastIndex;
+    }
+    el.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  function renderSources(list, heading, cites) {
+    list.textContent = "";
+    heading.hidden = !cites.length;
+    cites.forEach(function (c) {
+      var li = document.createElement("li");
+      li.id = "cite-" + c.marker;
+      var mk = document.createElement("span");
+      mk.className = "marker"; mk.textContent = "[" + c.marker + "] ";
+      var a = document.createElement("a");
+      a.href = "/papers/" + encodeURIComponent(c.paper_id); a.textContent = c.title || "Untitled paper";
+      li.appendChild(mk); li.appendChild(a);
+      var where = (c.page ? ", page " + c.page : "") + (c.section ? " (" + c.section + ")" : "");
+      li.appendChild(document.createTextNode(where));
+      list.appendChild(li);
+    });
+  }
+
+  // readEvents parses a text/event-stream body and calls onEvent(name, data).
+  async function readEvents(resp, onEvent) {
+    var reader = resp.body.getReader(), dec = new TextDecoder(), buf = "";
+    for (;;) {
+      var r = await reader.read();
+      if (r.done) break;
+      buf += dec.decode(r.value, { stream: true }).replace(/\r\n?/g, "\n");
+      var i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        var block = buf.slice(0, i); buf = buf.slice(i + 2);
+        var name = "message", data = [];
+        block.split("\n").forEach(function (line) {
+          if (line.startsWith(":")) return;
+          var c = line.indexOf(":"), field = c < 0 ? line : line.slice(0, c), val = c < 0 ? "" : line.slice(c + 1).replace(/^ /, "");
+          if (field === "event") name = val; else if (field === "data") data.push(val);
+        });
+        if (data.length) onEvent(name, data.join("\n"));
+      }
+    }
+  }
+
+  document.querySelectorAll("form[data-ask]").forEach(function (form) {
+    var live = form.parentNode.querySelector("[data-answer]");
+    if (!live) return;
+    var textEl = live.querySelector("[data-answer-text]"), list = live.querySelector("[data-answer-sources]"),
+        heading = live.querySelector("[data-answer-sources-h]"), meta = live.querySelector("[data-answer-meta]"),
+        err = live.querySelector("[data-answer-error]"), button = form.querySelector("button[type=submit]");
+    form.addEventListener("submit", async function (ev) {
+      var fd = new FormData(form), question = (fd.get("question") || "").trim();
+      if (!question) return;
+      ev.preventDefault();
+      var body = { question: question, scope: form.dataset.scope || fd.get("scope") || "library" };
+      if (form.dataset.paperId) body.paper_ids = [form.dataset.paperId];
+      if (body.scope === "project") body.project_id = fd.get("project_id");
+      form.parentNode.querySelectorAll(".answer:not(.live)").forEach(function (old) { old.remove(); });
+      live.hidden = false; err.hidden = true; meta.textContent = ""; list.textContent = ""; heading.hidden = true;
+      textEl.textContent = ""; live.setAttribute("aria-busy", "true"); button.disabled = true;
+      var text = "", cites = [];
+      try {
+        var resp = await fetch("/api/rag/ask", {
+          method: "POST", credentials: "same-origin",
+          headers: { "Content-Type": "application/json", "Accept": "text/event-stream" },
+          body: JSON.stringify(body)
+        });
+        if (!resp.ok) {
+          var eb = null;
+          try { eb = await resp.json(); } catch (_) { /* not JSON */ }
+          showError(err, describe(resp.status, eb));
+          return;
+        }
+        await readEvents(resp, function (name, data) {
+          var d; try { d = JSON.parse(data); } catch (_) { return; }
+          if (name === "token") { text += d.text || ""; renderAnswer(textEl, text, cites); }
+          else if (name === "citations") { cites = d.citations || []; renderAnswer(textEl, text, cites); renderSources(list, heading, cites); }
+          else if (name === "error") { showError(err, [d.message || "The answer could not be finished.", "Try again, or ask in other words."]); }
+          else if (name === "done") {
+            if (!text) textEl.textContent = "No answer was found in the passages searched.";
+            meta.textContent = d.method ? "Answered " + d.method + "ly" + (d.model ? " by " + d.model : "") + "." : "";
+            live.dataset.done = "true";
+          }
+        });
+      } catch (e) {
+        showError(err, describe(0, null));
+      } finally {
+        live.removeAttribute("aria-busy"); button.disabled = false;
+      }
+    });
+  });
+
+  // ---- review: keys 1-4 answer, Space shows the answer --------------------
+  var ratings = document.querySelector("[data-ratings]");
+  if (ratings) {
+    var started = Date.now(), reveal = document.querySelector("[data-reveal]");
+    ratings.addEventListener("submit", function () {
+      var d = ratings.querySelector("[data-duration]");
+      if (d) d.value = String(Date.now() - started);
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.altKey || e.ctrlKey || e.metaKey) return;
+      var t = e.target.tagName;
+      if (t === "INPUT" || t === "TEXTAREA" || t === "SELECT") return;
+      if (e.key === " " && reveal && !reveal.open && t !== "BUTTON" && t !== "SUMMARY") { e.preventDefault(); reveal.open = true; return; }
+      var b = ratings.querySelector('[data-key="' + e.key + '"]');
+      if (b) { e.preventDefault(); b.click(); }
+    });
+  }
+
+  // ---- confirmations and focus --------------------------------------------
+  document.querySelectorAll("form[data-confirm]").forEach(function (f) {
+    f.addEventListener("submit", function (e) { if (!window.confirm(f.dataset.confirm)) e.preventDefault(); });
+  });
+  var banner = document.getElementById("error");
+  if (banner) banner.focus();
+})();
