@@ -536,9 +536,16 @@ func TestOnboardingWorksOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
 	body := map[string]string{"email": "root@example.org"}
+	needed := func() string {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/onboarding"})
+		require.Equal(t, http.StatusOK, rec.Code)
+		return strings.TrimSpace(rec.Body.String())
+	}
+	require.Equal(t, `{"needed":true}`, needed(), "a fresh instance asks for onboarding")
 
 	rec := b.do(t, req{method: http.MethodPost, path: "/api/onboarding/admin", body: body})
 	require.Equal(t, http.StatusForbidden, rec.Code, "not from a remote address without the ops key")
+	require.Equal(t, `{"needed":true}`, needed())
 
 	rec = b.do(t, req{method: http.MethodPost, path: "/api/onboarding/admin", body: body, remote: loopbackAddr})
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
@@ -546,6 +553,8 @@ func TestOnboardingWorksOnce(t *testing.T) {
 	code, me := b.me(t, req{cookie: c.Value})
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "admin", me["role"])
+
+	require.Equal(t, `{"needed":false}`, needed())
 
 	rec = b.do(t, req{method: http.MethodPost, path: "/api/onboarding/admin", body: map[string]string{"email": "second@example.org"}, remote: loopbackAddr})
 	require.Equal(t, http.StatusConflict, rec.Code)

@@ -139,6 +139,7 @@ var tenancyCases = map[string]tenancyCase{
 	"POST /api/auth/magic-link":               {kind: noUserData},
 	"GET /api/auth/verify":                    {kind: noUserData},
 	"POST /api/auth/api-key-login":            {kind: noUserData},
+	"GET /api/onboarding":                     {kind: noUserData},
 	"POST /api/onboarding/admin":              {kind: noUserData},
 	"GET /api/admin/users":                    {kind: adminOnly},
 	"POST /api/admin/users":                   {kind: adminOnly},

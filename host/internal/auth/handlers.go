@@ -262,6 +262,18 @@ func (s *Service) HandleAPIKeyLogin(w http.ResponseWriter, r *http.Request) {
 
 var errNotSingleUser = errors.New("auth: not a single-user install")
 
+// HandleOnboardingStatus answers GET /api/onboarding: {"needed": true} while the
+// instance has no account yet, so a dashboard opens the onboarding wizard. It is
+// public, like REFERENCE's setup-status probe, and says nothing more.
+func (s *Service) HandleOnboardingStatus(w http.ResponseWriter, r *http.Request) {
+	n, err := users.Count(r.Context(), s.pool)
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusOK, map[string]bool{"needed": n == 0})
+}
+
 // HandleOnboardingAdmin creates the first account, an admin, and signs it in. It
 // works only while no account exists at all, and only from the machine itself
 // (a loopback client address) or with the ops key, so a fresh instance reachable from

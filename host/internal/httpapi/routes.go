@@ -49,6 +49,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/auth/verify", auth.Public, f(a.HandleVerify)},
 		{http.MethodPost, "/api/auth/logout", auth.Strict, f(a.HandleLogout)},
 		{http.MethodPost, "/api/auth/api-key-login", auth.Public, f(a.HandleAPIKeyLogin)},
+		{http.MethodGet, "/api/onboarding", auth.Public, f(a.HandleOnboardingStatus)},
 		{http.MethodPost, "/api/onboarding/admin", auth.Public, f(a.HandleOnboardingAdmin)},
 		{http.MethodGet, "/api/me", auth.StrictWithOwnerOverride, f(a.HandleMe)},
 

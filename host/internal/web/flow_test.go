@@ -19,10 +19,8 @@ func TestFlowWithoutJavaScript(t *testing.T) {
 	b := s.browser(t)
 
 	p := b.get("/")
-	// /onboarding once the API answers GET /api/onboarding; until then the sign-in
-	// page, which links to the setup.
-	require.Contains(t, []string{"/onboarding", "/signin"}, p.url)
-	require.Contains(t, p.body, `href="/onboarding"`)
+	require.Equal(t, "/onboarding", p.url, "a fresh instance opens the onboarding wizard (GET /api/onboarding)")
+	require.Contains(t, p.body, `action="/onboarding/admin"`)
 	p = b.post("/onboarding/admin", url.Values{"email": {"not an address"}})
 	require.Equal(t, http.StatusUnprocessableEntity, p.status)
 	require.Contains(t, p.body, `value="not an address"`, "the rejected form keeps what was typed")
