@@ -959,3 +959,34 @@ func requireInNoFile(t *testing.T, dir, secret string) {
 		return nil
 	}))
 }
+
+func TestUsersChangeTheirOwnProfile(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.user(t, "ann@example.org", "user")
+	ann := b.signIn(t, "ann@example.org")
+	patch := func(body map[string]any) *httptest.ResponseRecorder {
+		return b.do(t, req{method: http.MethodPatch, path: "/api/me", cookie: ann, body: body})
+	}
+	rec := patch(map[string]any{"display_name": "  Ann Lee ", "timezone": "Europe/Berlin"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	_, me := b.me(t, req{cookie: ann})
+	require.Equal(t, "Ann Lee", me["display_name"])
+	require.Equal(t, "Europe/Berlin", me["timezone"])
+
+	rec = patch(map[string]any{"timezone": "Mars/Olympus_Mons"})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	require.Contains(t, rec.Body.String(), `"field":"timezone"`)
+	rec = patch(map[string]any{"display_name": strings.Repeat("a", 201)})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	require.Contains(t, rec.Body.String(), `"field":"display_name"`)
+	_, me = b.me(t, req{cookie: ann})
+	require.Equal(t, "Ann Lee", me["display_name"], "a refused change changes nothing")
+	require.Equal(t, "Europe/Berlin", me["timezone"])
+
+	rec = patch(map[string]any{"display_name": ""})
+	require.Equal(t, http.StatusOK, rec.Code)
+	_, me = b.me(t, req{cookie: ann})
+	require.Nil(t, me["display_name"], "an empty name clears it")
+	require.Equal(t, http.StatusUnauthorized, b.do(t, req{method: http.MethodPatch, path: "/api/me", body: map[string]any{"timezone": "UTC"}}).Code)
+}

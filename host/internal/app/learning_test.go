@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
 
@@ -235,5 +236,35 @@ func TestCardExportAndImport(t *testing.T) {
 	require.Contains(t, fronts, "Two\nlines\twith a tab", "CSV keeps line breaks and tabs")
 
 	rec = b.do(t, req{method: http.MethodPost, path: "/api/decks/" + copyDeck + "/import", cookie: ann, body: "question,answer\nq,a\n"})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+}
+
+func TestCardsFilterByPaper(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.user(t, "ann@example.org", "user")
+	ann := b.signIn(t, "ann@example.org")
+	deck, plain := b.deckAndCard(t, ann)
+	var paper string
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`INSERT INTO papers (title, source, visibility) VALUES ('Cards of a paper', 'arxiv', 'public') RETURNING id`).Scan(&paper))
+	rec := b.do(t, req{method: http.MethodPost, path: "/api/cards", cookie: ann,
+		body: map[string]any{"deck_id": deck, "front": "of the paper", "back": "b", "paper_id": paper}})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	ofPaper := decode[obj](t, rec.Body.Bytes())["id"].(string)
+
+	list := func(query string) []string {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/cards" + query, cookie: ann})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		var ids []string
+		for _, c := range decode[obj](t, rec.Body.Bytes())["items"].([]any) {
+			ids = append(ids, c.(map[string]any)["id"].(string))
+		}
+		return ids
+	}
+	require.ElementsMatch(t, []string{plain, ofPaper}, list(""))
+	require.Equal(t, []string{ofPaper}, list("?paper_id="+paper))
+	require.Empty(t, list("?paper_id="+uuid.NewString()))
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/cards?paper_id=nope", cookie: ann})
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 }

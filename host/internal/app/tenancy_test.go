@@ -132,14 +132,25 @@ type tenancyCase struct {
 // tenancyCases lists every route of the route table. A route missing here fails
 // TestCrossTenantIsolation: each new route joins the test with its own check.
 var tenancyCases = map[string]tenancyCase{
-	"GET /healthz":                            {kind: noUserData},
-	"GET /readyz":                             {kind: noUserData},
-	"GET /api/openapi.json":                   {kind: noUserData},
-	"GET /metrics":                            {kind: noUserData},
-	"POST /api/auth/magic-link":               {kind: noUserData},
-	"GET /api/auth/verify":                    {kind: noUserData},
-	"POST /api/auth/api-key-login":            {kind: noUserData},
-	"GET /api/onboarding":                     {kind: noUserData},
+	"GET /healthz":                 {kind: noUserData},
+	"GET /readyz":                  {kind: noUserData},
+	"GET /api/openapi.json":        {kind: noUserData},
+	"GET /metrics":                 {kind: noUserData},
+	"POST /api/auth/magic-link":    {kind: noUserData},
+	"GET /api/auth/verify":         {kind: noUserData},
+	"POST /api/auth/api-key-login": {kind: noUserData},
+	"GET /api/onboarding":          {kind: noUserData},
+	"PATCH /api/me": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPatch, path: "/api/me", cookie: bob.cookie, body: map[string]any{"display_name": "Bob B", "timezone": "Europe/Berlin"}})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Contains(t, rec.Body.String(), bob.user.String(), "Bob changes his own profile")
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+		var tz string
+		require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT timezone FROM users WHERE id = $1`, alice.user).Scan(&tz))
+		require.Equal(t, "UTC", tz, "Alice's account is untouched")
+	}},
 	"POST /api/onboarding/admin":              {kind: noUserData},
 	"GET /api/admin/users":                    {kind: adminOnly},
 	"POST /api/admin/users":                   {kind: adminOnly},

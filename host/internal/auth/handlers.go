@@ -68,6 +68,35 @@ func (s *Service) HandleMe(w http.ResponseWriter, r *http.Request) {
 	respond.JSON(w, http.StatusOK, meOf(u))
 }
 
+// HandleUpdateMe answers PATCH /api/me {"display_name"?, "timezone"?}: the caller
+// changes their own profile. The time zone (an IANA name) is the one schedules,
+// reminders and analytics use.
+func (s *Service) HandleUpdateMe(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		DisplayName *string `json:"display_name"`
+		Timezone    *string `json:"timezone"`
+	}
+	if !DecodeJSON(w, r, &body) {
+		return
+	}
+	u, err := users.UpdateProfile(r.Context(), s.pool, CallerFrom(r.Context()).UserID,
+		users.Profile{DisplayName: body.DisplayName, Timezone: body.Timezone})
+	switch {
+	case errors.Is(err, users.ErrBadProfile):
+		field := "display_name"
+		if strings.Contains(err.Error(), "time zone") {
+			field = "timezone"
+		}
+		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), users.ErrBadProfile.Error()), ": ")
+		respond.Err(w, r, respond.Invalid("The profile was not saved: "+msg+".", respond.FieldError{Field: field, Message: msg}))
+		return
+	case err != nil:
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	respond.JSON(w, http.StatusOK, meOf(u))
+}
+
 type emailBody struct {
 	Email string `json:"email"`
 }

@@ -52,6 +52,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/onboarding", auth.Public, f(a.HandleOnboardingStatus)},
 		{http.MethodPost, "/api/onboarding/admin", auth.Public, f(a.HandleOnboardingAdmin)},
 		{http.MethodGet, "/api/me", auth.StrictWithOwnerOverride, f(a.HandleMe)},
+		{http.MethodPatch, "/api/me", auth.Strict, f(a.HandleUpdateMe)},
 
 		// Jobs: one envelope for all long-running work. The handlers refuse an
 		// anonymous caller and scope every job to its owner.

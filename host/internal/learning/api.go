@@ -189,9 +189,19 @@ func (a *API) ListCards(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, invalid("status", "must be one of "+strings.Join(cardStatuses, ", ")))
 		return
 	}
+	var paper *uuid.UUID
+	if p := r.URL.Query().Get("paper_id"); p != "" {
+		id, err := uuid.Parse(p)
+		if err != nil {
+			fail(w, r, invalid("paper_id", "must be a paper id"))
+			return
+		}
+		paper = &id
+	}
 	rows, err := a.store.pool.Query(r.Context(), `SELECT `+cardColumns+` FROM cards c
 		WHERE c.user_id = $1 AND ($2::uuid IS NULL OR c.deck_id = $2) AND ($3 = '' OR c.status = $3)
-		ORDER BY c.created_at DESC, c.id LIMIT $4`, caller(r), deck, status, limit)
+		  AND ($5::uuid IS NULL OR c.paper_id = $5)
+		ORDER BY c.created_at DESC, c.id LIMIT $4`, caller(r), deck, status, limit, paper)
 	if err != nil {
 		fail(w, r, err)
 		return

@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -289,4 +290,38 @@ func PurgeStaleCredentials(ctx context.Context, pool *pgxpool.Pool, now time.Tim
 		total += tag.RowsAffected()
 	}
 	return total, nil
+}
+
+// Profile is what a user may change of their own account; nil leaves a field.
+type Profile struct {
+	DisplayName *string
+	Timezone    *string
+}
+
+// ErrBadProfile is a display name longer than 200 characters or a time zone
+// that is not an IANA name.
+var ErrBadProfile = errors.New("users: bad profile")
+
+// UpdateProfile changes a live account's display name and time zone.
+func UpdateProfile(ctx context.Context, q Querier, id uuid.UUID, p Profile) (User, error) {
+	var name, tz any
+	if p.DisplayName != nil {
+		n := strings.TrimSpace(*p.DisplayName)
+		if utf8.RuneCountInString(n) > 200 {
+			return User{}, fmt.Errorf("%w: the display name is longer than 200 characters", ErrBadProfile)
+		}
+		name = n
+	}
+	if p.Timezone != nil {
+		z := strings.TrimSpace(*p.Timezone)
+		if _, err := time.LoadLocation(z); err != nil || z == "" || z == "Local" || len(z) > 64 {
+			return User{}, fmt.Errorf("%w: %q is not a time zone name such as Europe/Berlin", ErrBadProfile, z)
+		}
+		tz = z
+	}
+	return scanUser(q.QueryRow(ctx, `
+		UPDATE users SET display_name = CASE WHEN $2::text IS NULL THEN display_name ELSE nullif($2::text, '') END,
+		                 timezone = coalesce($3::text, timezone), updated_at = now()
+		 WHERE id = $1 AND deleted_at IS NULL
+		RETURNING `+columns, id, name, tz))
 }

@@ -95,6 +95,16 @@ func TestFlowWithoutJavaScript(t *testing.T) {
 		p = b.get(path)
 		require.Equal(t, http.StatusOK, p.status, "%s: %s", path, p.body)
 	}
+
+	p = b.post("/settings/profile", url.Values{"display_name": {"Ada L."}, "timezone": {"Mars/Olympus_Mons"}})
+	require.Equal(t, http.StatusUnprocessableEntity, p.status)
+	require.Contains(t, p.body, `value="Mars/Olympus_Mons"`, "the rejected profile keeps what was typed")
+	require.Contains(t, p.body, "not a time zone name")
+	p = b.post("/settings/profile", url.Values{"display_name": {"Ada L."}, "timezone": {"Europe/Berlin"}})
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Equal(t, "/settings", p.url)
+	require.Contains(t, p.body, `value="Europe/Berlin"`)
+	require.Contains(t, p.body, `value="Ada L."`)
 }
 
 func between(s, start, end string) string {

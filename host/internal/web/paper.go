@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -83,11 +84,8 @@ func (h *handler) paperPage(w http.ResponseWriter, r *http.Request, s *session, 
 	var cards struct {
 		Items []card `json:"items"`
 	}
-	if s.c.get("/api/cards?limit=500", &cards) == nil {
+	if s.c.get("/api/cards?limit=500&paper_id="+url.QueryEscape(id), &cards) == nil {
 		for _, c := range cards.Items {
-			if c.PaperID != id {
-				continue
-			}
 			if c.Status == "draft" {
 				d.Drafts = append(d.Drafts, c)
 			} else {

@@ -78,6 +78,7 @@ func (h *handler) routes() []Route {
 
 		// Settings.
 		{get, "/settings", signedIn, u(h.settingsPage)},
+		{post, "/settings/profile", signedIn, u(h.profilePut)},
 		{post, "/settings/config", signedIn, u(h.settingsPut)},
 		{post, "/settings/config/delete", signedIn, u(h.settingsDelete)},
 		{get, "/settings/llm", adminOnly, a(h.llmPage)},

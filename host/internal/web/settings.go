@@ -68,6 +68,16 @@ func (h *handler) settingsPut(w http.ResponseWriter, r *http.Request, s *session
 	done(w, r, "/settings#integrations", "Saved "+key+".")
 }
 
+// profilePut saves the caller's display name and time zone.
+func (h *handler) profilePut(w http.ResponseWriter, r *http.Request, s *session, v *view) {
+	body := map[string]any{"display_name": r.PostFormValue("display_name"), "timezone": strings.TrimSpace(r.PostFormValue("timezone"))}
+	if err := s.c.do(http.MethodPatch, "/api/me", body, nil); err != nil {
+		h.fail(w, r, s, v, err, h.settingsPage, nil)
+		return
+	}
+	done(w, r, "/settings", "Profile saved.")
+}
+
 func (h *handler) settingsDelete(w http.ResponseWriter, r *http.Request, s *session, _ *view) {
 	key := r.PostFormValue("key")
 	if err := s.c.do(http.MethodDelete, "/api/settings/config/"+pathEscape(key), nil, nil); err != nil {

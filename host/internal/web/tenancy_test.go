@@ -77,6 +77,7 @@ var dashboardCases = map[string]idKind{
 	"POST /milestones/{id}":                        milestoneID,
 	"POST /milestones/{id}/delete":                 milestoneID,
 	"GET /settings":                                noID,
+	"POST /settings/profile":                       noID,
 	"POST /settings/config":                        noID,
 	"POST /settings/config/delete":                 noID,
 	"GET /settings/llm":                            noID,
