@@ -183,6 +183,16 @@ func TestAnalytics(t *testing.T) {
 	require.EqualValues(t, 10, a["total_seconds"])
 	require.EqualValues(t, 4, a["mature_reviews"])
 	require.InDelta(t, 0.75, a["true_retention"], 1e-9)
+	var mature, recalled float64
+	for _, d := range a["reviews_per_day"].([]any) {
+		day := d.(map[string]any)
+		m, _ := day["mature"].(float64)
+		r, _ := day["recalled"].(float64)
+		require.LessOrEqual(t, r, m, "a day recalls no more than it reviews")
+		mature, recalled = mature+m, recalled+r
+	}
+	require.EqualValues(t, 4, mature, "the days' mature reviews add up to the total")
+	require.EqualValues(t, 3, recalled)
 	forecast := a["due_forecast"].([]any)
 	require.Len(t, forecast, 2, "today (the overdue card) and the day in five days")
 	require.Equal(t, time.Now().In(loc).Format(time.DateOnly), forecast[0].(obj)["date"])

@@ -16,6 +16,10 @@ type DayCount struct {
 	Reviews int    `json:"reviews,omitempty"`
 	Seconds int64  `json:"seconds,omitempty"`
 	Due     int    `json:"due,omitempty"`
+	// Mature counts the day's reviews of cards in review state, Recalled those of
+	// them not answered Again: the day's true retention is Recalled/Mature.
+	Mature   int `json:"mature,omitempty"`
+	Recalled int `json:"recalled,omitempty"`
 }
 
 // Analytics is GET /api/analytics.
@@ -60,7 +64,8 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 	from := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, -(days - 1))
 
 	rows, err := a.store.pool.Query(ctx, `
-		SELECT to_char((reviewed_at AT TIME ZONE $3)::date, 'YYYY-MM-DD'), count(*), coalesce(sum(duration_ms), 0) / 1000
+		SELECT to_char((reviewed_at AT TIME ZONE $3)::date, 'YYYY-MM-DD'), count(*), coalesce(sum(duration_ms), 0) / 1000,
+		       count(*) FILTER (WHERE state_before = 2), count(*) FILTER (WHERE state_before = 2 AND rating > 1)
 		  FROM review_logs WHERE user_id = $1 AND reviewed_at >= $2
 		 GROUP BY 1 ORDER BY 1`, user, from, out.Timezone)
 	if err != nil {
@@ -69,7 +74,7 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 	}
 	out.ReviewsPerDay, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (DayCount, error) {
 		var d DayCount
-		err := row.Scan(&d.Date, &d.Reviews, &d.Seconds)
+		err := row.Scan(&d.Date, &d.Reviews, &d.Seconds, &d.Mature, &d.Recalled)
 		return d, err
 	})
 	if err != nil {
@@ -82,12 +87,9 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var recalled int
-	if err := a.store.pool.QueryRow(ctx, `
-		SELECT count(*), count(*) FILTER (WHERE rating > 1)
-		  FROM review_logs WHERE user_id = $1 AND reviewed_at >= $2 AND state_before = 2`, user, from).
-		Scan(&out.MatureReviews, &recalled); err != nil {
-		fail(w, r, err)
-		return
+	for _, d := range out.ReviewsPerDay {
+		out.MatureReviews += d.Mature
+		recalled += d.Recalled
 	}
 	if out.MatureReviews > 0 {
 		v := float64(recalled) / float64(out.MatureReviews)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"sort"
 	"time"
@@ -11,7 +12,9 @@ type analyticsData struct {
 	Reviews   barChart
 	Forecast  barChart
 	Retention gauge
-	States    []stateCount
+	// Daily is the retention of each day with mature reviews, in percent.
+	Daily  barChart
+	States []stateCount
 }
 
 type stateCount struct {
@@ -41,6 +44,13 @@ func (h *handler) analyticsPage(w http.ResponseWriter, r *http.Request, s *sessi
 		fillDays(d.A.ReviewsPerDay, today.AddDate(0, 0, -29), 30), func(c dayCount) int { return c.Reviews })
 	d.Forecast = newBarChart("Due in the next 30 days", "Cards falling due on each of the next 30 days; today includes overdue cards.", "due",
 		fillDays(d.A.DueForecast, today, 30), func(c dayCount) int { return c.Due })
+	d.Daily = newBarChart("Retention per day", "Share of each day's reviews of mature cards not answered Again, in percent; days without such reviews are empty.", "%",
+		fillDays(d.A.ReviewsPerDay, today.AddDate(0, 0, -29), 30), func(c dayCount) int {
+			if c.Mature == 0 {
+				return 0
+			}
+			return int(math.Round(100 * float64(c.Recalled) / float64(c.Mature)))
+		})
 	d.Retention = newGauge("Retention", "Share of reviews of mature cards not answered Again, against the 90 % target.",
 		d.A.TrueRetention, 0.9, d.A.MatureReviews == 0)
 	for st, n := range d.A.CardsByState {

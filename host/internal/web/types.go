@@ -225,9 +225,11 @@ type deck struct {
 }
 
 type dayCount struct {
-	Date    string `json:"date"`
-	Reviews int    `json:"reviews"`
-	Due     int    `json:"due"`
+	Date     string `json:"date"`
+	Reviews  int    `json:"reviews"`
+	Due      int    `json:"due"`
+	Mature   int    `json:"mature"`
+	Recalled int    `json:"recalled"`
 }
 
 type analytics struct {
