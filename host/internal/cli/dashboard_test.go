@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +15,6 @@ import (
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 )
-
-// lockedBuffer is a bytes.Buffer safe to read while a command writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func getPage(t *testing.T, url string) (int, string) {
 	t.Helper()
@@ -62,10 +43,10 @@ func TestServeServesTheDashboardAndTheDashboardCommandForwards(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &lockedBuffer{}
+	out := &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, []string{"dashboard", "--addr", "127.0.0.1:0", "--api", base}, lookup(nil), out, &lockedBuffer{})
+		done <- Run(ctx, []string{"dashboard", "--addr", "127.0.0.1:0", "--api", base}, lookup(nil), out, &syncBuffer{})
 	}()
 	addr := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)`)
 	var dash string
