@@ -281,5 +281,10 @@ func citeHTML(text string, cites []citation) template.HTML {
 		last = m[1]
 	}
 	b.WriteString(template.HTMLEscapeString(text[last:]))
-	return template.HTML(strings.ReplaceAll(b.String(), "\n", "<br>"))
+	// A blank line parts paragraphs; a single line break is where the PDF broke a
+	// line inside a quoted sentence, and reads as a space.
+	out := paragraphBreak.ReplaceAllString(b.String(), "<br><br>")
+	return template.HTML(strings.ReplaceAll(out, "\n", " "))
 }
+
+var paragraphBreak = regexp.MustCompile(`\n[ \t]*\n\s*`)

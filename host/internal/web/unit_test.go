@@ -75,6 +75,12 @@ func TestCiteHTMLEscapesAndLinksKnownMarkers(t *testing.T) {
 	require.Equal(t, `&lt;b&gt;x&lt;/b&gt; <a class="cite" href="#cite-S1">[S1]</a> and [S9]`, string(got))
 }
 
+func TestCiteHTMLKeepsParagraphsAndJoinsPDFLines(t *testing.T) {
+	t.Parallel()
+	got := citeHTML("According to the documents:\n\n\"Once they became responsible\nfor their own regulation\" [S1]", []citation{{Marker: "S1"}})
+	require.Equal(t, `According to the documents:<br><br>&#34;Once they became responsible for their own regulation&#34; <a class="cite" href="#cite-S1">[S1]</a>`, string(got))
+}
+
 func TestEveryTemplateIsRegistered(t *testing.T) {
 	t.Parallel()
 	r, err := newRenderer(slog.New(slog.DiscardHandler))
