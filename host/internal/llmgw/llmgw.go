@@ -314,7 +314,12 @@ type target struct {
 
 func (g *Gateway) target(ctx context.Context, p Provider) (target, error) {
 	key, err := g.cfg.Settings.SystemSecret(ctx, KeyName(p.Name))
-	if errors.Is(err, userconfig.ErrNotFound) {
+	switch {
+	case errors.Is(err, userconfig.ErrNotFound) && p.Name == CustomCompatible:
+		// A local model runtime (Ollama, llama.cpp, vLLM) on the custom endpoint
+		// asks for no key.
+		key, err = "", nil
+	case errors.Is(err, userconfig.ErrNotFound):
 		return target{}, fmt.Errorf("%w: set %s first", ErrNoKey, KeyName(p.Name))
 	}
 	if err != nil {

@@ -136,9 +136,8 @@ func TestAssignRefusesWhatCannotBeCalled(t *testing.T) {
 	require.ErrorIs(t, err, llmgw.ErrBadModel)
 	_, err = gw.Assign(ctx, llmgw.RoleAnswer, "openai", "gpt-4o-mini")
 	require.ErrorIs(t, err, llmgw.ErrNoKey, "no key stored for openai")
-	b.putKey(t, llmgw.KeyName(llmgw.CustomCompatible), "ck-1234567890")
 	_, err = gw.Assign(ctx, llmgw.RoleAnswer, llmgw.CustomCompatible, "llama3")
-	require.ErrorIs(t, err, llmgw.ErrNoBaseURL)
+	require.ErrorIs(t, err, llmgw.ErrNoBaseURL, "the custom endpoint needs its base URL (a key is optional)")
 	_, err = gw.Assign(ctx, llmgw.RoleAnswer, llmgw.Builtin, "gpt-4o")
 	require.ErrorIs(t, err, llmgw.ErrBadModel, "the builtin plugin has its own models only")
 	a, err := gw.Assignment(ctx, llmgw.RoleAnswer)
@@ -257,4 +256,24 @@ func TestAGatewayRefusalStoresNothingAndLeaksNoKey(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, a.Default)
 	require.NotContains(t, b.logs.String(), plantedKey)
+}
+
+func TestALocalRuntimeOnTheCustomEndpointNeedsNoKey(t *testing.T) {
+	t.Parallel()
+	b := newSettings(t)
+	ctx := context.Background()
+	v, _ := json.Marshal("http://127.0.0.1:11434/v1")
+	_, err := b.settings.PutSystem(ctx, llmgw.BaseURLKey, v)
+	require.NoError(t, err)
+	var seen *llm.ChatRequest
+	gw := llmgw.New(llmgw.Config{Settings: b.settings, Builtin: extractive.New(nil),
+		Plugins: func(string) (llm.Provider, error) { return capture{Provider: extractive.New(nil), seen: &seen}, nil }})
+	_, err = gw.Assign(ctx, llmgw.RoleAnswer, llmgw.CustomCompatible, "llama3.2")
+	require.NoError(t, err)
+	bind, err := gw.Resolve(ctx, llmgw.RoleAnswer)
+	require.NoError(t, err)
+	_, _ = bind.Collect(ctx, &llm.ChatRequest{Messages: []llm.Message{{Role: llm.RoleUser, Content: llm.FormatRequest("q", nil)}}})
+	require.Equal(t, "http://127.0.0.1:11434/v1", seen.Credentials[llm.CredBaseURL])
+	require.Empty(t, seen.Credentials[llm.CredAPIKey])
+	require.Equal(t, "llama3.2", seen.Model)
 }

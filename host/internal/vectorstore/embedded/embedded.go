@@ -48,6 +48,8 @@ type partition struct {
 	words    int       // uint64 words per row of signs: ceil(dim/64)
 	signs    []uint64  // len(ids)*words, bit j set when component j is positive
 	pos      map[uuid.UUID]int
+	ivf      *ivf // nil below exactBelow rows, or when the self-check kept the sign-bit path
+	indexedN int  // rows when the index was last built or refused; 0 for never
 	count    int64     // rows in PostgreSQL when last checked
 	newest   time.Time // newest created_at in PostgreSQL when last checked
 	checked  time.Time
@@ -123,6 +125,7 @@ func (s *Store) Upsert(ctx context.Context, model string, items []vectorstore.It
 		for _, it := range items {
 			p.put(it.ChunkID, it.PaperID, it.Vector)
 		}
+		p.index()
 		// Keep the staleness check in step with our own write, so it does not
 		// mistake it for another process's and reload.
 		p.count += inserted
@@ -149,6 +152,7 @@ func (s *Store) Delete(ctx context.Context, model string, chunkIDs []uuid.UUID) 
 		for _, id := range chunkIDs {
 			p.remove(id)
 		}
+		p.index()
 		p.mu.Unlock()
 	}
 	return nil
@@ -175,6 +179,7 @@ func (s *Store) DeletePaper(ctx context.Context, paperID uuid.UUID) error {
 				p.count--
 			}
 		}
+		p.index()
 		p.mu.Unlock()
 	}
 	return nil
@@ -217,7 +222,21 @@ func (p *partition) search(q []float32, k int, only map[uuid.UUID]bool) []vector
 	if len(p.ids) < exactBelow || only != nil {
 		return p.exact(q, k, only, nil)
 	}
-	return p.exact(q, k, nil, p.candidates(q, max(k*4, minRerank, len(p.ids)/rerankFraction)))
+	if p.ivf != nil {
+		return p.exact(q, k, nil, p.ivf.rows(q, p.ivf.nprobe))
+	}
+	return p.quantised(q, k)
+}
+
+// quantised is the sign-bit search: Hamming distances pick rerankCount(k)
+// candidates, which are scored exactly.
+func (p *partition) quantised(q []float32, k int) []vectorstore.Hit {
+	return p.exact(q, k, nil, p.candidates(q, p.rerankCount(k)))
+}
+
+// rerankCount is how many candidates the sign-bit search rescores.
+func (p *partition) rerankCount(k int) int {
+	return max(k*4, minRerank, len(p.ids)/rerankFraction)
 }
 
 const (
@@ -358,6 +377,7 @@ func (p *partition) load(ctx context.Context, pool *pgxpool.Pool, model string) 
 	}
 	defer rows.Close()
 	p.dim, p.ids, p.papers, p.vecs, p.signs, p.pos = 0, nil, nil, nil, nil, map[uuid.UUID]int{}
+	p.ivf, p.indexedN = nil, 0
 	var chunkID, paperID uuid.UUID
 	var vec []float32
 	for rows.Next() {
@@ -369,6 +389,7 @@ func (p *partition) load(ctx context.Context, pool *pgxpool.Pool, model string) 
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("embedded: load %q: %w", model, err)
 	}
+	p.index()
 	return nil
 }
 
@@ -387,7 +408,14 @@ func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) {
 		copy(p.vecs[i*p.dim:], n)
 		signBits(p.signs[i*p.words:(i+1)*p.words], n)
 		p.papers[i] = paperID
+		if p.ivf != nil {
+			p.ivf.unlink(i)
+			p.ivf.link(i, p.ivf.nearest(n))
+		}
 		return
+	}
+	if p.ivf != nil {
+		p.ivf.link(len(p.ids), p.ivf.nearest(n))
 	}
 	p.pos[chunkID] = len(p.ids)
 	p.ids = append(p.ids, chunkID)
@@ -403,6 +431,9 @@ func (p *partition) remove(chunkID uuid.UUID) {
 	i, ok := p.pos[chunkID]
 	if !ok {
 		return
+	}
+	if p.ivf != nil {
+		p.ivf.removeRow(i)
 	}
 	last := len(p.ids) - 1
 	if i != last {

@@ -1,0 +1,378 @@
+package embedded
+
+import (
+	"container/heap"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/lectern-research/lectern/host/internal/vectorstore"
+)
+
+// An inverted-file (IVF) index over a large partition: spherical k-means centroids
+// (a coarse quantiser) and, per centroid, the list of rows nearest it. A search
+// scores every centroid, scans the rows of the nprobe nearest lists exactly and keeps
+// the k best. Whether a partition uses it at all, and with which nprobe, is decided
+// when it is built by a self-check against exact search (see selfCheck), so a
+// partition whose vectors have no neighbourhood structure keeps the sign-bit path.
+
+const (
+	// ivfIterations is the number of Lloyd iterations run on the training sample.
+	ivfIterations = 5
+	// ivfSamplePerList is how many sample rows train each centroid.
+	ivfSamplePerList = 16
+	// ivfChecks is the number of sample queries of the build-time self-check.
+	ivfChecks = 32
+	// ivfMinRecall is the recall@10 the self-check asks of the IVF search, on top of
+	// matching the sign-bit path's recall on the same queries (less ivfRecallSlack).
+	ivfMinRecall   = 0.97
+	ivfRecallSlack = 0.01
+	// ivfRebuildFactor: the index is rebuilt when the partition has grown or shrunk
+	// by this factor since it was built (appended rows join their nearest list).
+	ivfRebuildFactor = 2
+	// ivfGroupProbe is how many groups of centroids an assignment looks in (see
+	// groupCentroids).
+	ivfGroupProbe = 4
+	// ivfSeed makes the build deterministic for a given partition.
+	ivfSeed = 0x1ec7e2
+)
+
+// ivf is the index. lists[c] holds the rows assigned to centroid c; list[r] and
+// slot[r] say where row r is, so a row can be moved or removed in constant time.
+type ivf struct {
+	k, dim    int
+	centroids []float32 // k*dim, each normalised
+	lists     [][]int32
+	list      []int32
+	slot      []int32
+	nprobe    int
+}
+
+// index builds, rebuilds or drops the partition's IVF index as its size requires.
+// It is called after a load and after each write batch. The caller holds p.mu.
+func (p *partition) index() {
+	n := len(p.ids)
+	if n < exactBelow {
+		p.ivf, p.indexedN = nil, 0
+		return
+	}
+	if p.indexedN > 0 && n < ivfRebuildFactor*p.indexedN && n*ivfRebuildFactor > p.indexedN {
+		return
+	}
+	p.indexedN = n
+	p.ivf = nil
+	rng := rand.New(rand.NewPCG(ivfSeed, uint64(n)))
+	x := trainIVF(p.vecs, p.dim, n, rng)
+	x.assignAll(p.vecs, n)
+	if nprobe := p.selfCheck(x, rng); nprobe > 0 {
+		x.nprobe = nprobe
+		p.ivf = x
+	}
+}
+
+// selfCheck returns the smallest nprobe (1, 2, 4, ...) at which the IVF search of
+// ivfChecks sample rows, each asked for its 10 nearest other rows, reaches recall@10
+// of max(ivfMinRecall, the sign-bit path's recall − ivfRecallSlack) against exact
+// search while scanning no more rows than the sign-bit path rescores; 0 when no
+// nprobe does, and the partition keeps the sign-bit path.
+func (p *partition) selfCheck(x *ivf, rng *rand.Rand) int {
+	n := len(p.ids)
+	queries := make([]int, ivfChecks)
+	for i := range queries {
+		queries[i] = rng.IntN(n)
+	}
+	truth := make([][]vectorstore.Hit, len(queries))
+	quant := make([][]vectorstore.Hit, len(queries))
+	parallel(len(queries), func(i int) {
+		q := p.vecs[queries[i]*p.dim : (queries[i]+1)*p.dim]
+		truth[i] = p.exact(q, 11, nil, nil)
+		quant[i] = p.quantised(q, 11)
+	})
+	recall := func(hits func(i int) []vectorstore.Hit) float64 {
+		found := 0
+		for i, r := range queries {
+			want := map[int]bool{}
+			for _, h := range withoutRow(truth[i], p.ids[r]) {
+				want[p.pos[h.ChunkID]] = true
+			}
+			for _, h := range withoutRow(hits(i), p.ids[r]) {
+				if want[p.pos[h.ChunkID]] {
+					found++
+				}
+			}
+		}
+		return float64(found) / float64(10*len(queries))
+	}
+	target := max(ivfMinRecall, recall(func(i int) []vectorstore.Hit { return quant[i] })-ivfRecallSlack)
+	budget := p.rerankCount(10)
+	for nprobe := 1; nprobe <= x.k; nprobe *= 2 {
+		scanned := 0
+		got := make([][]vectorstore.Hit, len(queries))
+		for i, r := range queries {
+			rows := x.rows(p.vecs[r*p.dim:(r+1)*p.dim], nprobe)
+			scanned += len(rows)
+			got[i] = p.exact(p.vecs[r*p.dim:(r+1)*p.dim], 11, nil, rows)
+		}
+		if scanned/len(queries) > budget {
+			return 0
+		}
+		if recall(func(i int) []vectorstore.Hit { return got[i] }) >= target {
+			return nprobe
+		}
+	}
+	return 0
+}
+
+// withoutRow drops the query row itself from a top-11 answer, leaving 10.
+func withoutRow(hits []vectorstore.Hit, self uuid.UUID) []vectorstore.Hit {
+	out := make([]vectorstore.Hit, 0, len(hits))
+	for _, h := range hits {
+		if h.ChunkID != self {
+			out = append(out, h)
+		}
+	}
+	return out[:min(len(out), 10)]
+}
+
+// trainIVF runs spherical k-means, k = 4·sqrt(n), on a random sample of the n rows
+// of vecs: centroids start at sample rows, and a centroid left empty is moved to a
+// random sample row.
+func trainIVF(vecs []float32, dim, n int, rng *rand.Rand) *ivf {
+	k := max(1, int(4*math.Sqrt(float64(n))))
+	sample := rng.Perm(n)[:min(n, ivfSamplePerList*k)]
+	rowsOf := func(rows []int) []float32 {
+		out := make([]float32, 0, len(rows)*dim)
+		for _, r := range rows {
+			out = append(out, vecs[r*dim:(r+1)*dim]...)
+		}
+		return out
+	}
+	data := rowsOf(sample)
+	x := &ivf{k: k, dim: dim, centroids: rowsOf(sample[:k])}
+	sums := make([]float64, k*dim)
+	counts := make([]int, k)
+	for range ivfIterations {
+		assign := x.nearestAll(data, len(sample))
+		clear(sums)
+		clear(counts)
+		for i, c := range assign {
+			counts[c]++
+			row := data[i*dim : (i+1)*dim]
+			sum := sums[int(c)*dim : (int(c)+1)*dim]
+			for j, v := range row {
+				sum[j] += float64(v)
+			}
+		}
+		for c := range k {
+			cen := x.centroids[c*dim : (c+1)*dim]
+			if counts[c] == 0 {
+				r := rng.IntN(len(sample))
+				copy(cen, data[r*dim:(r+1)*dim])
+				continue
+			}
+			var norm float64
+			for _, v := range sums[c*dim : (c+1)*dim] {
+				norm += v * v
+			}
+			if norm == 0 {
+				continue
+			}
+			inv := 1 / math.Sqrt(norm)
+			for j, v := range sums[c*dim : (c+1)*dim] {
+				cen[j] = float32(v * inv)
+			}
+		}
+	}
+	return x
+}
+
+// assignAll puts every one of the n rows of vecs in its nearest list.
+func (x *ivf) assignAll(vecs []float32, n int) {
+	assign := x.nearestAll(vecs, n)
+	x.lists = make([][]int32, x.k)
+	x.list = make([]int32, 0, n)
+	x.slot = make([]int32, 0, n)
+	for r, c := range assign {
+		x.link(r, int(c))
+	}
+}
+
+// nearestAll returns the nearest centroid of each of the n rows of data, using
+// every core. Centroids are first grouped (k-means over the centroids, sqrt(k)
+// groups); a row is compared with the ivfGroupProbe nearest groups' centroids
+// only, about 4·sqrt(k) dot products instead of k. The answer is occasionally not
+// the nearest centroid, which the build's self-check accounts for.
+func (x *ivf) nearestAll(data []float32, n int) []int32 {
+	groups, members := x.groupCentroids()
+	g := len(members)
+	out := make([]int32, n)
+	parallel(n, func(i int) {
+		row := data[i*x.dim : (i+1)*x.dim]
+		top := make(minHeap, 0, ivfGroupProbe+1)
+		for c := range g {
+			pushTop(&top, ivfGroupProbe, c, dot(row, groups[c*x.dim:(c+1)*x.dim]))
+		}
+		best, bestScore := int32(0), float32(math.Inf(-1))
+		for _, grp := range top {
+			for _, c := range members[grp.i] {
+				if s := dot(row, x.centroids[int(c)*x.dim:(int(c)+1)*x.dim]); s > bestScore {
+					best, bestScore = c, s
+				}
+			}
+		}
+		out[i] = best
+	})
+	return out
+}
+
+// groupCentroids clusters the centroids into sqrt(k) groups by a few exact Lloyd
+// iterations, returning the groups' centres and each group's centroids.
+func (x *ivf) groupCentroids() ([]float32, [][]int32) {
+	g := max(1, int(math.Ceil(math.Sqrt(float64(x.k)))))
+	step := x.k / g
+	groups := make([]float32, 0, g*x.dim)
+	for c := range g {
+		groups = append(groups, x.centroids[c*step*x.dim:(c*step+1)*x.dim]...)
+	}
+	members := make([][]int32, g)
+	for range 3 {
+		for i := range members {
+			members[i] = members[i][:0]
+		}
+		for c := range x.k {
+			cen := x.centroids[c*x.dim : (c+1)*x.dim]
+			best, bestScore := 0, float32(math.Inf(-1))
+			for i := range g {
+				if s := dot(cen, groups[i*x.dim:(i+1)*x.dim]); s > bestScore {
+					best, bestScore = i, s
+				}
+			}
+			members[best] = append(members[best], int32(c))
+		}
+		for i, m := range members {
+			if len(m) == 0 {
+				continue
+			}
+			centre := make([]float32, x.dim)
+			for _, c := range m {
+				for j, v := range x.centroids[int(c)*x.dim : (int(c)+1)*x.dim] {
+					centre[j] += v
+				}
+			}
+			copy(groups[i*x.dim:], normalised(centre))
+		}
+	}
+	return groups, members
+}
+
+// nearest returns the centroid nearest the normalised vector v, by scoring all.
+func (x *ivf) nearest(v []float32) int {
+	best, bestScore := 0, float32(math.Inf(-1))
+	for c := range x.k {
+		if s := dot(v, x.centroids[c*x.dim:(c+1)*x.dim]); s > bestScore {
+			best, bestScore = c, s
+		}
+	}
+	return best
+}
+
+// rows returns the rows of the nprobe lists whose centroids are nearest q.
+func (x *ivf) rows(q []float32, nprobe int) []int {
+	top := make(minHeap, 0, nprobe+1)
+	for c := range x.k {
+		cen := x.centroids[c*x.dim : (c+1)*x.dim]
+		var s float32
+		for j, v := range cen {
+			s += v * q[j]
+		}
+		pushTop(&top, nprobe, c, s)
+	}
+	size := 0
+	for _, t := range top {
+		size += len(x.lists[t.i])
+	}
+	out := make([]int, 0, size)
+	for _, t := range top {
+		for _, r := range x.lists[t.i] {
+			out = append(out, int(r))
+		}
+	}
+	return out
+}
+
+// link appends row r, which must be the next row (len(x.list)) or a row unlinked
+// before, to list c.
+func (x *ivf) link(r, c int) {
+	if r == len(x.list) {
+		x.list = append(x.list, 0)
+		x.slot = append(x.slot, 0)
+	}
+	x.list[r], x.slot[r] = int32(c), int32(len(x.lists[c]))
+	x.lists[c] = append(x.lists[c], int32(r))
+}
+
+// unlink takes row r out of its list, filling its slot with the list's last row.
+func (x *ivf) unlink(r int) {
+	c, s := x.list[r], x.slot[r]
+	l := x.lists[c]
+	moved := l[len(l)-1]
+	l[s] = moved
+	x.slot[moved] = s
+	x.lists[c] = l[:len(l)-1]
+}
+
+// removeRow mirrors partition.remove: row r goes, and the last row takes its index.
+func (x *ivf) removeRow(r int) {
+	last := len(x.list) - 1
+	x.unlink(r)
+	if r != last {
+		c, s := x.list[last], x.slot[last]
+		x.lists[c][s] = int32(r)
+		x.list[r], x.slot[r] = c, s
+	}
+	x.list, x.slot = x.list[:last], x.slot[:last]
+}
+
+// pushTop keeps the n highest-scoring (i, s) in the min-heap top.
+func pushTop(top *minHeap, n, i int, s float32) {
+	if len(*top) < n {
+		heap.Push(top, scored{i, s})
+	} else if s > (*top)[0].score {
+		(*top)[0] = scored{i, s}
+		heap.Fix(top, 0)
+	}
+}
+
+// dot is a dot product with four accumulators, for the build's many short products.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	j := 0
+	for ; j+4 <= len(a); j += 4 {
+		s0 += a[j] * b[j]
+		s1 += a[j+1] * b[j+1]
+		s2 += a[j+2] * b[j+2]
+		s3 += a[j+3] * b[j+3]
+	}
+	for ; j < len(a); j++ {
+		s0 += a[j] * b[j]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// parallel calls f(0..n-1) on every core.
+func parallel(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
