@@ -1,8 +1,10 @@
 // Package embedded is the default vector store: chunk_embeddings in PostgreSQL is
 // the source of truth, and each embedding model's vectors are held in memory,
 // normalised and packed in one slice, loaded from PostgreSQL on first use. A search
-// scans the partition exactly (no approximation yet; see docs/vectors.md for the
-// measured cost and the plan for an approximate index with exact re-ranking).
+// scans small partitions exactly. A large one is searched through an inverted-file
+// (k-means) index when a self-check at build time shows it finds what exact search
+// finds, and otherwise by sign bits with an exact rerank (docs/vectors.md;
+// measured costs in docs/benchmarks.md).
 //
 // Writes go to PostgreSQL first, in one transaction, and then to memory. Writes by
 // another process (the import command, a second host) are picked up by a cheap
@@ -48,8 +50,8 @@ type partition struct {
 	words    int       // uint64 words per row of signs: ceil(dim/64)
 	signs    []uint64  // len(ids)*words, bit j set when component j is positive
 	pos      map[uuid.UUID]int
-	ivf      *ivf // nil below exactBelow rows, or when the self-check kept the sign-bit path
-	indexedN int  // rows when the index was last built or refused; 0 for never
+	ivf      *ivf      // nil below exactBelow rows, or when the self-check kept the sign-bit path
+	indexedN int       // rows when the index was last built or refused; 0 for never
 	count    int64     // rows in PostgreSQL when last checked
 	newest   time.Time // newest created_at in PostgreSQL when last checked
 	checked  time.Time
@@ -214,10 +216,11 @@ func (s *Store) Search(ctx context.Context, model string, query []float32, k int
 
 // search returns the k rows (of the papers in only, when set) with the highest dot
 // product with the normalised query q. Small partitions, and searches filtered to
-// a few papers, are scanned exactly. Larger ones go in two passes: the Hamming
-// distance between the rows' and the query's sign bits (binary quantisation,
-// a 32nd of the float work) picks the rerank closest candidates, which are then
-// scored exactly. The caller holds p.mu for reading.
+// a few papers, are scanned exactly. Larger ones scan the rows of the IVF index's
+// nprobe lists nearest q exactly when the partition has an index (see ivf.go), or
+// else go in two passes: the Hamming distance between the rows' and the query's
+// sign bits (binary quantisation, a 32nd of the float work) picks the closest
+// candidates, which are then scored exactly. The caller holds p.mu for reading.
 func (p *partition) search(q []float32, k int, only map[uuid.UUID]bool) []vectorstore.Hit {
 	if len(p.ids) < exactBelow || only != nil {
 		return p.exact(q, k, only, nil)
@@ -399,6 +402,7 @@ func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) {
 		p.dim = len(vec)
 		p.words = (p.dim + 63) / 64
 		p.signs = p.signs[:0]
+		p.ivf, p.indexedN = nil, 0 // the dimension may change
 	}
 	if len(vec) != p.dim {
 		return // refused before it reached PostgreSQL; never mixed in memory

@@ -3,8 +3,10 @@ package embedded
 import (
 	"container/heap"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
@@ -33,9 +35,9 @@ const (
 	// ivfRebuildFactor: the index is rebuilt when the partition has grown or shrunk
 	// by this factor since it was built (appended rows join their nearest list).
 	ivfRebuildFactor = 2
-	// ivfGroupProbe is how many groups of centroids an assignment looks in (see
-	// groupCentroids).
-	ivfGroupProbe = 4
+	// ivfAssignCandidates is how many centroids, the nearest by sign bits, an
+	// assignment scores exactly (see nearestAll).
+	ivfAssignCandidates = 24
 	// ivfSeed makes the build deterministic for a given partition.
 	ivfSeed = 0x1ec7e2
 )
@@ -76,8 +78,8 @@ func (p *partition) index() {
 // selfCheck returns the smallest nprobe (1, 2, 4, ...) at which the IVF search of
 // ivfChecks sample rows, each asked for its 10 nearest other rows, reaches recall@10
 // of max(ivfMinRecall, the sign-bit path's recall − ivfRecallSlack) against exact
-// search while scanning no more rows than the sign-bit path rescores; 0 when no
-// nprobe does, and the partition keeps the sign-bit path.
+// search while scoring no more vectors (centroids and rows) than the sign-bit path
+// rescores; 0 when no nprobe does, and the partition keeps the sign-bit path.
 func (p *partition) selfCheck(x *ivf, rng *rand.Rand) int {
 	n := len(p.ids)
 	queries := make([]int, ivfChecks)
@@ -94,12 +96,12 @@ func (p *partition) selfCheck(x *ivf, rng *rand.Rand) int {
 	recall := func(hits func(i int) []vectorstore.Hit) float64 {
 		found := 0
 		for i, r := range queries {
-			want := map[int]bool{}
+			want := map[uuid.UUID]bool{}
 			for _, h := range withoutRow(truth[i], p.ids[r]) {
-				want[p.pos[h.ChunkID]] = true
+				want[h.ChunkID] = true
 			}
 			for _, h := range withoutRow(hits(i), p.ids[r]) {
-				if want[p.pos[h.ChunkID]] {
+				if want[h.ChunkID] {
 					found++
 				}
 			}
@@ -116,7 +118,7 @@ func (p *partition) selfCheck(x *ivf, rng *rand.Rand) int {
 			scanned += len(rows)
 			got[i] = p.exact(p.vecs[r*p.dim:(r+1)*p.dim], 11, nil, rows)
 		}
-		if scanned/len(queries) > budget {
+		if x.k+scanned/len(queries) > budget {
 			return 0
 		}
 		if recall(func(i int) []vectorstore.Hit { return got[i] }) >= target {
@@ -201,71 +203,60 @@ func (x *ivf) assignAll(vecs []float32, n int) {
 }
 
 // nearestAll returns the nearest centroid of each of the n rows of data, using
-// every core. Centroids are first grouped (k-means over the centroids, sqrt(k)
-// groups); a row is compared with the ivfGroupProbe nearest groups' centroids
-// only, about 4·sqrt(k) dot products instead of k. The answer is occasionally not
-// the nearest centroid, which the build's self-check accounts for.
+// every core. A row's sign bits are compared with the centroids' first (Hamming
+// distance, as in the sign-bit search), and only the ivfAssignCandidates closest
+// centroids by that measure are scored exactly: a row and a centroid with cosine 0.7
+// disagree on about a quarter of the signs, unrelated ones on half, so the nearest
+// centroid is almost never lost. The self-check at build time covers the rest.
 func (x *ivf) nearestAll(data []float32, n int) []int32 {
-	groups, members := x.groupCentroids()
-	g := len(members)
+	words := (x.dim + 63) / 64
+	signs := make([]uint64, x.k*words)
+	for c := range x.k {
+		signBits(signs[c*words:(c+1)*words], x.centroids[c*x.dim:(c+1)*x.dim])
+	}
+	m := min(ivfAssignCandidates, x.k)
 	out := make([]int32, n)
-	parallel(n, func(i int) {
-		row := data[i*x.dim : (i+1)*x.dim]
-		top := make(minHeap, 0, ivfGroupProbe+1)
-		for c := range g {
-			pushTop(&top, ivfGroupProbe, c, dot(row, groups[c*x.dim:(c+1)*x.dim]))
-		}
-		best, bestScore := int32(0), float32(math.Inf(-1))
-		for _, grp := range top {
-			for _, c := range members[grp.i] {
-				if s := dot(row, x.centroids[int(c)*x.dim:(int(c)+1)*x.dim]); s > bestScore {
-					best, bestScore = c, s
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			rs := make([]uint64, words)
+			cand := make([]int, 0, m+1)
+			dist := make([]int, 0, m+1)
+			for i := w; i < n; i += workers {
+				row := data[i*x.dim : (i+1)*x.dim]
+				signBits(rs, row)
+				cand, dist = cand[:0], dist[:0]
+				for c := range x.k {
+					d := 0
+					for j, v := range signs[c*words : (c+1)*words] {
+						d += bits.OnesCount64(v ^ rs[j])
+					}
+					if len(cand) == m && d >= dist[m-1] {
+						continue
+					}
+					// Insert in order, dropping the farthest when full.
+					at := len(dist)
+					for at > 0 && dist[at-1] > d {
+						at--
+					}
+					cand, dist = slices.Insert(cand, at, c), slices.Insert(dist, at, d)
+					if len(cand) > m {
+						cand, dist = cand[:m], dist[:m]
+					}
 				}
+				best, bestScore := int32(0), float32(math.Inf(-1))
+				for _, c := range cand {
+					if s := dot(row, x.centroids[c*x.dim:(c+1)*x.dim]); s > bestScore {
+						best, bestScore = int32(c), s
+					}
+				}
+				out[i] = best
 			}
-		}
-		out[i] = best
-	})
+		})
+	}
+	wg.Wait()
 	return out
-}
-
-// groupCentroids clusters the centroids into sqrt(k) groups by a few exact Lloyd
-// iterations, returning the groups' centres and each group's centroids.
-func (x *ivf) groupCentroids() ([]float32, [][]int32) {
-	g := max(1, int(math.Ceil(math.Sqrt(float64(x.k)))))
-	step := x.k / g
-	groups := make([]float32, 0, g*x.dim)
-	for c := range g {
-		groups = append(groups, x.centroids[c*step*x.dim:(c*step+1)*x.dim]...)
-	}
-	members := make([][]int32, g)
-	for range 3 {
-		for i := range members {
-			members[i] = members[i][:0]
-		}
-		for c := range x.k {
-			cen := x.centroids[c*x.dim : (c+1)*x.dim]
-			best, bestScore := 0, float32(math.Inf(-1))
-			for i := range g {
-				if s := dot(cen, groups[i*x.dim:(i+1)*x.dim]); s > bestScore {
-					best, bestScore = i, s
-				}
-			}
-			members[best] = append(members[best], int32(c))
-		}
-		for i, m := range members {
-			if len(m) == 0 {
-				continue
-			}
-			centre := make([]float32, x.dim)
-			for _, c := range m {
-				for j, v := range x.centroids[int(c)*x.dim : (int(c)+1)*x.dim] {
-					centre[j] += v
-				}
-			}
-			copy(groups[i*x.dim:], normalised(centre))
-		}
-	}
-	return groups, members
 }
 
 // nearest returns the centroid nearest the normalised vector v, by scoring all.
