@@ -23,6 +23,21 @@ import (
 // cited answer, a review, and the admin pages. Every step saves a screenshot under
 // $LECTERN_TEST_OUTPUT, else test-output/browser at the repository root.
 
+// navigate is chromedp.Navigate, tried again when a navigation the page started
+// itself (a finished job's reload) aborted it.
+func navigate(u string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		for range 3 {
+			if _, err = chromedp.Navigate(u)(ctx, t); err == nil || !strings.Contains(err.Error(), "ERR_ABORTED") {
+				return chromedp.Void{}, err
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		return chromedp.Void{}, err
+	}
+}
+
 // chromiumPath finds the browser, or fails the test: a missing browser is a broken
 // setup, not a reason to skip.
 func chromiumPath(t *testing.T) string {
@@ -146,7 +161,7 @@ func browserFlow(t *testing.T, s *stack) {
 
 	t.Run("onboarding", func(t *testing.T) {
 		step(t, ctx, "open the dashboard",
-			chromedp.Navigate(base+"/"),
+			navigate(base+"/"),
 			chromedp.WaitVisible(chromedp.CSS(`form[action="/onboarding/admin"] #email`)))
 		shot(t, ctx, "01-onboarding-account")
 		step(t, ctx, "create the admin",
@@ -199,13 +214,13 @@ func browserFlow(t *testing.T, s *stack) {
 
 	t.Run("review", func(t *testing.T) {
 		step(t, ctx, "make a card",
-			chromedp.Navigate(paperURL),
+			navigate(paperURL),
 			chromedp.SendKeys(chromedp.CSS("#front"), "What flattens the forgetting curve?"),
 			chromedp.SendKeys(chromedp.CSS("#back"), "Every successful review"),
 			chromedp.Submit(chromedp.CSS("#front")),
 			chromedp.WaitVisible(chromedp.CSS(".flash")))
 		step(t, ctx, "open the review",
-			chromedp.Navigate(base+"/review"),
+			navigate(base+"/review"),
 			chromedp.WaitVisible(chromedp.CSS(`button[data-key="3"]`)),
 			chromedp.KeyEvent(" "),
 			chromedp.WaitVisible(chromedp.CSS(".reveal .back")))
@@ -217,7 +232,7 @@ func browserFlow(t *testing.T, s *stack) {
 		require.Contains(t, last, "Good recorded.")
 		shot(t, ctx, "07-review-done")
 		step(t, ctx, "see it in the analytics",
-			chromedp.Navigate(base+"/analytics"),
+			navigate(base+"/analytics"),
 			chromedp.WaitVisible(chromedp.CSS("svg.bars rect.bar")))
 		shot(t, ctx, "08-analytics")
 	})
@@ -236,7 +251,7 @@ func browserFlow(t *testing.T, s *stack) {
 		require.NoError(t, err)
 		require.Equal(t, strings.TrimPrefix(base, "http://"), u.Host, "the link points at the dashboard")
 		step(t, ctx, "follow the link",
-			chromedp.Navigate(link),
+			navigate(link),
 			chromedp.WaitVisible(chromedp.CSS(`nav[aria-label="Main"]`)))
 		shot(t, ctx, "10-signed-in-by-link")
 
@@ -253,7 +268,7 @@ func browserFlow(t *testing.T, s *stack) {
 
 	t.Run("admin", func(t *testing.T) {
 		step(t, ctx, "invite a user",
-			chromedp.Navigate(base+"/admin/users"),
+			navigate(base+"/admin/users"),
 			chromedp.SendKeys(chromedp.CSS("#email"), "bo@example.org"),
 			chromedp.Submit(chromedp.CSS("#email")),
 			chromedp.WaitVisible(chromedp.CSS(".flash")))
@@ -261,16 +276,16 @@ func browserFlow(t *testing.T, s *stack) {
 		require.Contains(t, users, "bo@example.org")
 		shot(t, ctx, "12-admin-users")
 		step(t, ctx, "page the audit log",
-			chromedp.Navigate(base+"/admin/audit"),
+			navigate(base+"/admin/audit"),
 			chromedp.WaitVisible(chromedp.CSS("table.audit tbody tr")))
 		audit := read(t, ctx, "table.audit")
 		require.Contains(t, audit, "user.create")
 		shot(t, ctx, "13-admin-audit")
-		step(t, ctx, "plugins", chromedp.Navigate(base+"/admin/plugins"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		step(t, ctx, "plugins", navigate(base+"/admin/plugins"), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		shot(t, ctx, "14-admin-plugins")
-		step(t, ctx, "language models", chromedp.Navigate(base+"/settings/llm"), chromedp.WaitVisible(chromedp.CSS("#roles")))
+		step(t, ctx, "language models", navigate(base+"/settings/llm"), chromedp.WaitVisible(chromedp.CSS("#roles")))
 		shot(t, ctx, "15-settings-llm")
-		step(t, ctx, "jobs", chromedp.Navigate(base+"/jobs"), chromedp.WaitVisible(chromedp.CSS(`.job[data-state="succeeded"]`)))
+		step(t, ctx, "jobs", navigate(base+"/jobs"), chromedp.WaitVisible(chromedp.CSS(`.job[data-state="succeeded"]`)))
 		shot(t, ctx, "16-jobs")
 	})
 
@@ -282,7 +297,7 @@ func browserFlow(t *testing.T, s *stack) {
 					Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
 				return err
 			}),
-			chromedp.Navigate(base+"/library"),
+			navigate(base+"/library"),
 			chromedp.WaitVisible(chromedp.CSS(".paper-item")))
 		shot(t, ctx, "17-library-phone-dark")
 	})

@@ -229,7 +229,9 @@
           else if (name === "error") { showError(err, [d.message || "The answer could not be finished.", "Try again, or ask in other words."]); }
           else if (name === "done") {
             if (!text) textEl.textContent = "No answer was found in the passages searched.";
-            meta.textContent = d.method ? "Answered " + d.method + "ly" + (d.model ? " by " + d.model : "") + "." : "";
+            meta.textContent = d.method === "extractive"
+              ? "Quoted from the papers by the builtin extractive method: no language model wrote this answer."
+              : d.method ? "Written by the model " + (d.model || "assigned to answers") + " from the passages cited." : "";
             live.dataset.done = "true";
           }
         });
