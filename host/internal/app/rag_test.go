@@ -98,4 +98,15 @@ func TestAskStreamsACitedAnswer(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, code, body)
 	code, _ = ask("", map[string]any{"question": "anything"})
 	require.Equal(t, http.StatusUnauthorized, code)
+
+	// Each question may cost a model call: a user asks at most 20 a minute.
+	for range rag.AsksPerMinute - 2 {
+		code, _ = ask(ann, map[string]any{"question": ""})
+		require.Equal(t, http.StatusUnprocessableEntity, code)
+	}
+	rec := b.do(t, req{method: http.MethodPost, path: "/api/rag/ask", cookie: ann, body: map[string]any{"question": "one more?"}})
+	require.Equal(t, http.StatusTooManyRequests, rec.Code)
+	require.NotEmpty(t, rec.Header().Get("Retry-After"))
+	code, _ = ask(bo, map[string]any{"question": "Why was it difficult to stay motivated?", "scope": "corpus"})
+	require.Equal(t, http.StatusOK, code, "another user's budget is their own")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/ratelimit"
 	"github.com/lectern-research/lectern/host/internal/sse"
 	"github.com/lectern-research/lectern/sdk/protocol"
 )
@@ -23,10 +24,17 @@ import (
 type API struct {
 	svc   *Service
 	queue *jobs.Service
+	// asks bounds each user's questions: each may cost a model call.
+	asks *ratelimit.Limiter
 }
 
+// AsksPerMinute is how many questions a user may ask a minute (REFERENCE: 20).
+const AsksPerMinute = 20
+
 // NewAPI returns the API; queue may be nil (the job routes then answer 503).
-func NewAPI(svc *Service, queue *jobs.Service) *API { return &API{svc: svc, queue: queue} }
+func NewAPI(svc *Service, queue *jobs.Service) *API {
+	return &API{svc: svc, queue: queue, asks: ratelimit.New("questions", AsksPerMinute, time.Minute)}
+}
 
 // SSE events of an answer, before the stream's done marker.
 const (
@@ -43,11 +51,15 @@ const (
 // scope the caller cannot see, the model unreachable) gets a plain error answer:
 // 422, 404, 502 for a provider error, 504 when the provider timed out.
 func (a *API) Ask(w http.ResponseWriter, r *http.Request) {
+	user := auth.CallerFrom(r.Context()).UserID
+	if ok, wait := a.asks.Allow(user.String()); !ok {
+		a.asks.Refuse(w, r, wait)
+		return
+	}
 	var q Question
 	if !auth.DecodeJSON(w, r, &q) {
 		return
 	}
-	user := auth.CallerFrom(r.Context()).UserID
 	var stream *sse.Writer
 	open := func() error {
 		if stream != nil {
