@@ -281,3 +281,19 @@ const (
 	// host (SPEC rule 4).
 	CredBaseURL = "base_url"
 )
+
+// JSONBody returns the JSON document of a JSON task's answer: the text without
+// surrounding white space or a Markdown code fence (```json ... ```), which some
+// models add although a response schema asked for bare JSON.
+func JSONBody(text string) []byte {
+	t := strings.TrimSpace(text)
+	if rest, ok := strings.CutPrefix(t, "```"); ok {
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+			rest = rest[nl+1:] // the fence's info string ("json")
+			if body, ok := strings.CutSuffix(strings.TrimSpace(rest), "```"); ok {
+				t = strings.TrimSpace(body)
+			}
+		}
+	}
+	return []byte(t)
+}

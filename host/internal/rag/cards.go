@@ -50,7 +50,7 @@ func (s *Service) DraftCards(ctx context.Context, title string, passages []learn
 		return nil, fmt.Errorf("rag: draft cards: %w", err)
 	}
 	var out llm.CardDrafts
-	if err := json.Unmarshal([]byte(strings.TrimSpace(resp.Text)), &out); err != nil {
+	if err := json.Unmarshal(llm.JSONBody(resp.Text), &out); err != nil {
 		return nil, fmt.Errorf("rag: draft cards: the model's answer is not the cards JSON: %w", err)
 	}
 	index := make([]*quote.Index, len(docs))

@@ -129,7 +129,7 @@ func (s *Service) Extract(ctx context.Context, userID, paperID uuid.UUID) (*Extr
 		return nil, fmt.Errorf("rag: extract: %w", err)
 	}
 	var out llm.Extraction
-	if err := json.Unmarshal([]byte(strings.TrimSpace(resp.Text)), &out); err != nil {
+	if err := json.Unmarshal(llm.JSONBody(resp.Text), &out); err != nil {
 		return nil, jobs.NewPublicError("bad_model_output", "The model's extraction could not be read; try again or assign another model.", err)
 	}
 	_ = jobs.ReportProgress(ctx, 1, 2, "checking the quotes")

@@ -290,7 +290,8 @@ func TestFabricatedQuotesAreNeverVerified(t *testing.T) {
 		{Type: llm.ItemLimitation, Content: "No quote given."},
 	}})
 	require.NoError(t, err)
-	gw := llmgw.New(llmgw.Config{Settings: userconfig.New(pool, keys), Builtin: scripted{Provider: extractive.New(nil), text: string(out)},
+	// The model fences its JSON in Markdown, as some do despite the schema.
+	gw := llmgw.New(llmgw.Config{Settings: userconfig.New(pool, keys), Builtin: scripted{Provider: extractive.New(nil), text: "```json\n" + string(out) + "\n```"},
 		Logger: slog.New(slog.DiscardHandler)})
 	svc := &rag.Service{Pool: pool, Retriever: retrieve.New(pool, nil, nil), GW: gw}
 	x, err := svc.Extract(ctx, ann, paperID)

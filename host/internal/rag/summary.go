@@ -133,7 +133,7 @@ func (s *Service) Summarize(ctx context.Context, userID, paperID uuid.UUID, forc
 		return nil, false, fmt.Errorf("rag: summarise: %w", err)
 	}
 	var out llm.Summary
-	if err := json.Unmarshal([]byte(strings.TrimSpace(resp.Text)), &out); err != nil || strings.TrimSpace(out.Summary) == "" {
+	if err := json.Unmarshal(llm.JSONBody(resp.Text), &out); err != nil || strings.TrimSpace(out.Summary) == "" {
 		return nil, false, jobs.NewPublicError("bad_model_output", "The model's summary could not be read; try again or assign another model.", err)
 	}
 	_ = jobs.ReportProgress(ctx, 1, 2, "checking the findings' quotes")

@@ -291,7 +291,7 @@ func (r *chatReader) finish() error {
 	case reason == "":
 		reason = llm.FinishStop // [DONE] without a finish reason
 	}
-	if r.schema && reason == llm.FinishStop && !json.Valid(bytes.TrimSpace([]byte(r.text.String()))) {
+	if r.schema && reason == llm.FinishStop && !json.Valid(llm.JSONBody(r.text.String())) {
 		return protocol.BadRequest("%s: model %q answered text that is not JSON although a response schema was set; this endpoint cannot constrain it", chatLabel, r.model)
 	}
 	return r.stream.Send(&llm.ChatChunk{

@@ -233,6 +233,15 @@ func TestChatResponseSchema(t *testing.T) {
 		require.ErrorIs(t, err, protocol.ErrBadRequest)
 		require.ErrorContains(t, err, "not JSON")
 	})
+	t.Run("JSON in a Markdown fence is accepted", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil, reply(http.StatusOK, nil, stream("```json\n{\"relevance\":7,\"novelty\":3,\"reason\":\"r\"}\n```", "stop")))
+		req := chatRequest()
+		req.ResponseSchema = schema
+		resp, err := llm.Collect(t.Context(), b.p, req)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"relevance":7,"novelty":3,"reason":"r"}`, string(llm.JSONBody(resp.Text)))
+	})
 	t.Run("a cut-off answer keeps its finish reason", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil, reply(http.StatusOK, nil, stream(`{"relevance":7,"nov`, "length")))
