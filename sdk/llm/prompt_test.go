@@ -63,10 +63,10 @@ func TestFormatRequestKeepsPageBreaksAsLineBreaks(t *testing.T) {
 
 func TestJSONBodyStripsAFence(t *testing.T) {
 	for in, want := range map[string]string{
-		` {"a":1} `:                     `{"a":1}`,
-		"```json\n{\"a\":1}\n```":       `{"a":1}`,
-		"```\n{\"a\":1}\n```\n":         `{"a":1}`,
-		"```json {\"a\":1}```":          "```json {\"a\":1}```", // no line after the fence: left alone
+		` {"a":1} `:                      `{"a":1}`,
+		"```json\n{\"a\":1}\n```":        `{"a":1}`,
+		"```\n{\"a\":1}\n```\n":          `{"a":1}`,
+		"```json {\"a\":1}```":           "```json {\"a\":1}```", // no line after the fence: left alone
 		"Here you go:\n```json\n{}\n```": "Here you go:\n```json\n{}\n```",
 	} {
 		require.Equal(t, want, string(llm.JSONBody(in)), in)
