@@ -307,3 +307,29 @@ func TestFabricatedQuotesAreNeverVerified(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM paper_extraction_items WHERE user_id = $1 AND verification_status = 'verified'`, ann).Scan(&verified))
 	require.Equal(t, 1, verified)
 }
+
+func TestASummaryWithoutTextReadsTheAbstract(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	abstract := "Spaced repetition schedules each review just before a memory is likely to fade. " +
+		"We compare an adaptive scheduler with fixed intervals in a study of 120 students over eight weeks. " +
+		"Students on the adaptive schedule retained 18 percent more facts at the final test. " +
+		"They also spent less time reviewing in total."
+	var paperID uuid.UUID
+	require.NoError(t, b.pool.QueryRow(ctx, `INSERT INTO papers (title, source, visibility, abstract) VALUES ('Adaptive spacing', 'arxiv', 'public', $1) RETURNING id`,
+		abstract).Scan(&paperID))
+	sum, _, err := b.svc.Summarize(ctx, b.bob, paperID, false)
+	require.NoError(t, err, "a public paper is anyone's to summarise")
+	require.Equal(t, rag.SourceAbstract, sum.Source)
+	require.NotEmpty(t, sum.TLDR)
+	for _, f := range sum.KeyFindings {
+		require.True(t, f.Verified, "%q", f.Quote)
+		require.Nil(t, f.Page, "an abstract has no pages")
+	}
+
+	var empty uuid.UUID
+	require.NoError(t, b.pool.QueryRow(ctx, `INSERT INTO papers (title, source, visibility) VALUES ('Nothing yet', 'arxiv', 'public') RETURNING id`).Scan(&empty))
+	_, _, err = b.svc.Summarize(ctx, b.ann, empty, false)
+	require.ErrorContains(t, err, "upload its PDF first")
+}
