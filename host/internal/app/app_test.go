@@ -938,6 +938,9 @@ func TestAdminLLMSettings(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.NotContains(t, rec.Body.String(), "planted")
 	require.Contains(t, rec.Body.String(), `"name":"custom_compatible"`)
+	for _, p := range []string{"groq", "openrouter", "google"} {
+		require.Contains(t, rec.Body.String(), `"name":"`+p+`"`, "every provider is listed, key set or not")
+	}
 
 	// The plain key appears nowhere but in the sealed row: not in the logs, not in
 	// any file under the data directory.

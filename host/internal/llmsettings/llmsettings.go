@@ -125,6 +125,11 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 			}{Set: true, Masked: e.Masked}
 		}
 	}
+	// Every provider a role can use is listed, set or not, so a client needs no
+	// list of its own.
+	for _, p := range llmgw.Providers {
+		provider(p.Name)
+	}
 	for _, p := range byName {
 		out.Providers = append(out.Providers, *p)
 	}

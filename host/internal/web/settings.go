@@ -87,13 +87,6 @@ func (h *handler) settingsDelete(w http.ResponseWriter, r *http.Request, s *sess
 	done(w, r, "/settings#integrations", "Removed "+key+".")
 }
 
-// knownProviders are the cloud providers an admin can give a key to.
-var knownProviders = []string{"openai", "anthropic", "google", "custom_compatible"}
-
-// llmRoles are the tasks a model can be assigned to, shown when the API does not
-// list its own.
-var llmRoles = []string{"summary", "extraction", "rag", "cards", "relevance"}
-
 type llmData struct {
 	Settings  llmSettings
 	Providers []string
@@ -108,27 +101,12 @@ func (h *handler) llmPage(w http.ResponseWriter, r *http.Request, s *session, v 
 	if err := s.c.get("/api/admin/llm", &d.Settings); err != nil && v.Err == nil {
 		v.Err = humanError(err)
 	}
-	// Every known provider gets a form, whether or not its key is set yet; the API
-	// lists the providers that have settings.
-	have := map[string]bool{}
-	for _, p := range d.Settings.Providers {
-		have[p.Name] = true
-	}
-	for _, name := range knownProviders {
-		if !have[name] {
-			d.Settings.Providers = append(d.Settings.Providers, llmProvider{Name: name})
-		}
-	}
+	// The API lists every provider, key set or not, and every role.
 	d.Providers = []string{"builtin"}
 	for _, p := range d.Settings.Providers {
 		d.Providers = append(d.Providers, p.Name)
 	}
 	d.Roles = d.Settings.Roles
-	if len(d.Roles) == 0 {
-		for _, role := range llmRoles {
-			d.Roles = append(d.Roles, llmRole{Role: role})
-		}
-	}
 	h.show(w, r, "settings_llm", v)
 }
 
