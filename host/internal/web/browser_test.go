@@ -260,6 +260,7 @@ func browserFlow(t *testing.T, s *stack) {
 			chromedp.WaitVisible(chromedp.CSS("details.card-form summary")))
 		step(t, ctx, "sign in with the API key",
 			chromedp.Click(chromedp.CSS("details.card-form summary")),
+			chromedp.WaitVisible(chromedp.CSS("#api_key")),
 			chromedp.SendKeys(chromedp.CSS("#api_key"), testOpsKey),
 			chromedp.Submit(chromedp.CSS("#api_key")),
 			chromedp.WaitVisible(chromedp.CSS(`nav[aria-label="Main"]`)))

@@ -77,7 +77,7 @@ func (m *mailbox) link(t *testing.T, addr string) string {
 			}
 		}
 		return false
-	}, 5*time.Second, 20*time.Millisecond, "no sign-in link mailed to %s", addr)
+	}, 20*time.Second, 20*time.Millisecond, "no sign-in link mailed to %s", addr)
 	return link
 }
 
