@@ -27,16 +27,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
 
-// CustomCompatible is the custom OpenAI-compatible endpoint.
-const CustomCompatible = llmgw.CustomCompatible
-
 var providerName = regexp.MustCompile(`^[a-z][a-z0-9_]{1,31}$`)
-
-// KeyName is the config key of a provider's API key (llmgw.KeyName).
-func KeyName(provider string) string { return llmgw.KeyName(provider) }
-
-// BaseURLKey is the config key of the custom endpoint's base URL.
-const BaseURLKey = llmgw.BaseURLKey
 
 // API serves the admin routes (auth.AdminSession).
 type API struct {
@@ -100,7 +91,7 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 		if p, ok := byName[name]; ok {
 			return p
 		}
-		p := &Provider{Name: name, KeyName: KeyName(name)}
+		p := &Provider{Name: name, KeyName: llmgw.KeyName(name)}
 		byName[name] = p
 		return p
 	}
@@ -112,10 +103,10 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 	for _, e := range entries {
 		parts := strings.Split(e.Key, ".")
 		switch {
-		case e.Key == BaseURLKey:
+		case e.Key == llmgw.BaseURLKey:
 			var u string
 			_ = json.Unmarshal(e.Value, &u)
-			provider(CustomCompatible).BaseURL = u
+			provider(llmgw.CustomCompatible).BaseURL = u
 		case strings.HasSuffix(e.Key, ".api_key") && len(parts) >= 3:
 			name := parts[len(parts)-2]
 			p := provider(name)
@@ -134,14 +125,14 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 		out.Providers = append(out.Providers, *p)
 	}
 	slices.SortFunc(out.Providers, func(x, y Provider) int { return strings.Compare(x.Name, y.Name) })
-	if p, ok := byName[CustomCompatible]; ok && p.BaseURL != "" {
+	if p, ok := byName[llmgw.CustomCompatible]; ok && p.BaseURL != "" {
 		host := p.BaseURL
 		if u, err := url.Parse(p.BaseURL); err == nil {
 			host = u.Host
 		}
 		var assigned []string
 		for _, r := range roles {
-			if r.Provider == CustomCompatible {
+			if r.Provider == llmgw.CustomCompatible {
 				assigned = append(assigned, r.Role)
 			}
 		}
@@ -179,7 +170,7 @@ func (a *API) PutProvider(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body.BaseURL != nil {
-		if name != CustomCompatible {
+		if name != llmgw.CustomCompatible {
 			respond.Err(w, r, respond.Invalid("Only the custom compatible endpoint has a base URL.", respond.FieldError{Field: "base_url", Message: "only for custom_compatible"}))
 			return
 		}
@@ -192,19 +183,19 @@ func (a *API) PutProvider(w http.ResponseWriter, r *http.Request) {
 	var changed []string
 	if body.APIKey != nil {
 		v, _ := json.Marshal(strings.TrimSpace(*body.APIKey))
-		if _, err := a.store.PutSystem(r.Context(), KeyName(name), v); err != nil {
+		if _, err := a.store.PutSystem(r.Context(), llmgw.KeyName(name), v); err != nil {
 			a.fail(w, r, err)
 			return
 		}
-		changed = append(changed, KeyName(name))
+		changed = append(changed, llmgw.KeyName(name))
 	}
 	if body.BaseURL != nil {
 		v, _ := json.Marshal(strings.TrimSpace(*body.BaseURL))
-		if _, err := a.store.PutSystem(r.Context(), BaseURLKey, v); err != nil {
+		if _, err := a.store.PutSystem(r.Context(), llmgw.BaseURLKey, v); err != nil {
 			a.fail(w, r, err)
 			return
 		}
-		changed = append(changed, BaseURLKey)
+		changed = append(changed, llmgw.BaseURLKey)
 	}
 	meta := map[string]any{"provider": name, "keys": strings.Join(changed, ",")}
 	a.changed(w, r, meta)
