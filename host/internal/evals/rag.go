@@ -230,23 +230,13 @@ func citedText(ctx context.Context, pool *pgxpool.Pool, cites []rag.Citation) (m
 	return out, nil
 }
 
-var markerRun = regexp.MustCompile(`\[(S\d+)(?:\s*[,;]\s*S\d+)*\]`)
-
 // supported reports whether every statement of answer that carries citations is
-// found in a passage it cites: the quoted words when the statement quotes, else
-// the statement itself, checked by the quote verifier.
+// found in a passage it cites: the words it rests on (rag.QuotedWords), checked
+// by the quote verifier.
 func supported(answer string, chunks map[string]string) bool {
-	prev := 0
-	for _, loc := range markerRun.FindAllStringSubmatchIndex(answer, -1) {
-		claim := strings.TrimSpace(answer[prev:loc[0]])
-		prev = loc[1]
-		if q := quoted(claim); q != "" {
-			claim = q
-		} else if i := strings.LastIndexAny(claim, ":"); i >= 0 {
-			claim = claim[i+1:]
-		}
-		ok := false
-		for _, id := range regexp.MustCompile(`S\d+`).FindAllString(answer[loc[0]:loc[1]], -1) {
+	for _, c := range rag.Claims(answer) {
+		claim, ok := rag.QuotedWords(c.Text), false
+		for _, id := range c.IDs {
 			if text, found := chunks[id]; found && quote.NewIndex(text).Verify(claim).Verified {
 				ok = true
 			}
@@ -256,19 +246,6 @@ func supported(answer string, chunks map[string]string) bool {
 		}
 	}
 	return true
-}
-
-func quoted(s string) string {
-	for _, q := range [][2]string{{"\u201c", "\u201d"}, {`"`, `"`}} {
-		end := strings.LastIndex(s, q[1])
-		if end <= 0 {
-			continue
-		}
-		if start := strings.LastIndex(s[:end], q[0]); start >= 0 && end-start > len(q[0]) {
-			return s[start+len(q[0]) : end]
-		}
-	}
-	return ""
 }
 
 // String formats the scores as a short plain-text report.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/quote"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/sdk/llm"
 )
@@ -315,8 +316,30 @@ func (s *Service) documents(ctx context.Context, userID uuid.UUID, passages []re
 	return out, nil
 }
 
-var marker = regexp.MustCompile(`\[(S\d+)(?:\s*[,;]\s*(S\d+))*\]`)
-var markerID = regexp.MustCompile(`S\d+`)
+var (
+	marker   = regexp.MustCompile(`\[(S\d+)(?:\s*[,;]\s*(S\d+))*\]`)
+	markerID = regexp.MustCompile(`S\d+`)
+)
+
+// Claim is a piece of an answer and the document ids of the marker that ends it.
+type Claim struct {
+	// Text is the answer's text since the previous marker.
+	Text string
+	// IDs are the ids the marker names, "S1" for [S1], in order.
+	IDs []string
+}
+
+// Claims splits an answer at its [S1]-style markers (also [S1, S2]); text after
+// the last marker cites nothing and is left out.
+func Claims(answer string) []Claim {
+	var out []Claim
+	prev := 0
+	for _, loc := range marker.FindAllStringIndex(answer, -1) {
+		out = append(out, Claim{Text: answer[prev:loc[0]], IDs: markerID.FindAllString(answer[loc[0]:loc[1]], -1)})
+		prev = loc[1]
+	}
+	return out
+}
 
 // cite maps the markers of an answer to its documents, in order of first use.
 // A marker naming no document is dropped: a model cannot cite what it was not
@@ -328,11 +351,8 @@ func cite(answer string, docs []document) []Citation {
 	}
 	out := []Citation{}
 	seen := map[string]bool{}
-	prev := 0
-	for _, loc := range marker.FindAllStringIndex(answer, -1) {
-		claim := answer[prev:loc[0]]
-		prev = loc[1]
-		for _, id := range markerID.FindAllString(answer[loc[0]:loc[1]], -1) {
+	for _, c := range Claims(answer) {
+		for _, id := range c.IDs {
 			d, ok := byMarker[id]
 			if !ok || seen[id] {
 				continue
@@ -340,7 +360,7 @@ func cite(answer string, docs []document) []Citation {
 			seen[id] = true
 			out = append(out, Citation{
 				Marker: id, ChunkID: d.chunkID, PaperID: d.paperID, Title: d.Title, Authors: d.authors,
-				Page: d.pageOf(claim), PageEnd: d.pageEnd, Section: d.Section,
+				Page: d.pageOf(c.Text), PageEnd: d.pageEnd, Section: d.Section,
 			})
 		}
 	}
@@ -351,67 +371,46 @@ func cite(answer string, docs []document) []Citation {
 // before a marker: a quote, or the last sentence), or the passage's first page
 // when they cannot be found.
 func (d document) pageOf(claim string) int {
-	probe := lastQuote(claim)
-	if probe == "" {
+	words := strings.Fields(QuotedWords(claim))
+	if len(words) < 3 || len(d.pageStarts) == 0 {
 		return d.Page
 	}
-	pos := findLoose(d.Text, probe)
-	if pos < 0 || len(d.pageStarts) == 0 {
+	// The first words are enough to place it, and a quote that ends loosely
+	// still begins where the passage does.
+	r := quote.NewIndex(d.Text).Verify(strings.Join(words[:min(12, len(words))], " "))
+	if r.Start < 0 || !r.Verified {
 		return d.Page
 	}
-	abs := d.charStart + pos
+	return min(max(pageAt(d.pageStarts, d.charStart+r.Start), d.Page), d.pageEnd)
+}
+
+// pageAt returns the 1-based page holding byte offset off, given the offsets at
+// which the pages start.
+func pageAt(starts []int, off int) int {
 	page := 1
-	for i, off := range d.pageStarts {
-		if off <= abs {
+	for i, s := range starts {
+		if s <= off {
 			page = i + 1
 		}
 	}
-	return min(max(page, d.Page), d.pageEnd)
+	return page
 }
 
-// lastQuote returns the quoted words nearest the end of claim, or its last
-// sentence when nothing is quoted, cut to at most 12 words from its start.
-func lastQuote(claim string) string {
+// QuotedWords returns the words a claim of an answer rests on: the quoted words
+// nearest its end, or its last sentence when nothing is quoted.
+func QuotedWords(claim string) string {
 	claim = strings.TrimSpace(claim)
 	for _, q := range [][2]string{{"\u201c", "\u201d"}, {`"`, `"`}} {
 		end := strings.LastIndex(claim, q[1])
 		if end <= 0 {
 			continue
 		}
-		start := strings.LastIndex(claim[:end], q[0])
-		if start >= 0 && end-start > 1 {
-			claim = claim[start+len(q[0]) : end]
-			break
+		if start := strings.LastIndex(claim[:end], q[0]); start >= 0 && end-start > len(q[0]) {
+			return claim[start+len(q[0]) : end]
 		}
 	}
-	if i := strings.LastIndexAny(strings.TrimRight(claim, ". "), ".!?"); i >= 0 && i < len(claim)-1 {
+	if i := strings.LastIndexAny(strings.TrimRight(claim, ". "), ".!?:"); i >= 0 && i < len(claim)-1 {
 		claim = claim[i+1:]
 	}
-	words := strings.Fields(claim)
-	if len(words) < 3 {
-		return ""
-	}
-	return strings.Join(words[:min(12, len(words))], " ")
-}
-
-// findLoose finds probe in text with any run of white space matching any other;
-// it returns the byte offset in text, or -1.
-func findLoose(text, probe string) int {
-	words := strings.Fields(probe)
-	if len(words) == 0 {
-		return -1
-	}
-	parts := make([]string, len(words))
-	for i, w := range words {
-		parts[i] = regexp.QuoteMeta(w)
-	}
-	re, err := regexp.Compile(strings.Join(parts, `\s+`))
-	if err != nil {
-		return -1
-	}
-	loc := re.FindStringIndex(text)
-	if loc == nil {
-		return -1
-	}
-	return loc[0]
+	return strings.TrimSpace(claim)
 }

@@ -113,12 +113,7 @@ func (pt *paperText) check(q string) Check {
 		start, end := r.Start, r.End
 		c.CharStart, c.CharEnd = &start, &end
 		if len(pt.pageStarts) > 0 {
-			page := 1
-			for i, off := range pt.pageStarts {
-				if off <= start {
-					page = i + 1
-				}
-			}
+			page := pageAt(pt.pageStarts, start)
 			c.Page = &page
 		}
 	}
