@@ -387,18 +387,11 @@ func (w *Worker) embed(ctx context.Context, paperID uuid.UUID) error {
 	if w.Embedder == nil || w.Vectors == nil {
 		return nil
 	}
-	rows, err := w.Pool.Query(ctx, `SELECT id, content FROM paper_chunks WHERE paper_id = $1 ORDER BY chunk_index`, paperID)
+	rows, err := w.Pool.Query(ctx, `SELECT id, paper_id, content FROM paper_chunks WHERE paper_id = $1 ORDER BY chunk_index`, paperID)
 	if err != nil {
 		return fmt.Errorf("ingest: read passages: %w", err)
 	}
-	type passage struct {
-		id   uuid.UUID
-		text string
-	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (passage, error) {
-		var p passage
-		return p, r.Scan(&p.id, &p.text)
-	})
+	list, err := pgx.CollectRows(rows, scanPassage)
 	if err != nil {
 		return fmt.Errorf("ingest: read passages: %w", err)
 	}
@@ -407,25 +400,43 @@ func (w *Worker) embed(ctx context.Context, paperID uuid.UUID) error {
 	}
 	model := w.Embedder.Model()
 	for start := 0; start < len(list); start += embedBatch {
-		batch := list[start:min(start+embedBatch, len(list))]
-		texts := make([]string, len(batch))
-		for i, p := range batch {
-			texts[i] = p.text
+		if err := storeVectors(ctx, w.Embedder, w.Vectors, model, list[start:min(start+embedBatch, len(list))]); err != nil {
+			return err
 		}
-		vecs, err := w.Embedder.Embed(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("ingest: embed with %s: %w", model, err)
-		}
-		if len(vecs) != len(batch) {
-			return fmt.Errorf("ingest: embed with %s: %d vectors for %d passages", model, len(vecs), len(batch))
-		}
-		items := make([]vectorstore.Item, len(batch))
-		for i, p := range batch {
-			items[i] = vectorstore.Item{ChunkID: p.id, PaperID: paperID, Vector: vecs[i]}
-		}
-		if err := w.Vectors.Upsert(ctx, model, items); err != nil {
-			return fmt.Errorf("ingest: %w", err)
-		}
+	}
+	return nil
+}
+
+// passage is a stored chunk to embed.
+type passage struct {
+	id, paper uuid.UUID
+	text      string
+}
+
+func scanPassage(r pgx.CollectableRow) (passage, error) {
+	var p passage
+	return p, r.Scan(&p.id, &p.paper, &p.text)
+}
+
+// storeVectors embeds the passages with e and writes their vectors under model.
+func storeVectors(ctx context.Context, e embed.Embedder, vs vectorstore.Store, model string, batch []passage) error {
+	texts := make([]string, len(batch))
+	for i, p := range batch {
+		texts[i] = p.text
+	}
+	vecs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("ingest: embed with %s: %w", model, err)
+	}
+	if len(vecs) != len(batch) {
+		return fmt.Errorf("ingest: embed with %s: %d vectors for %d passages", model, len(vecs), len(batch))
+	}
+	items := make([]vectorstore.Item, len(batch))
+	for i, p := range batch {
+		items[i] = vectorstore.Item{ChunkID: p.id, PaperID: p.paper, Vector: vecs[i]}
+	}
+	if err := vs.Upsert(ctx, model, items); err != nil {
+		return fmt.Errorf("ingest: %w", err)
 	}
 	return nil
 }

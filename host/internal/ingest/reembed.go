@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -65,10 +64,6 @@ func (w *ReembedWorker) Reembed(ctx context.Context) (*ReembedResult, error) {
 	}
 	done := int64(0)
 	_ = jobs.ReportProgress(ctx, 0, total, fmt.Sprintf("embedding %d passages with %s", total, model))
-	type passage struct {
-		id, paper uuid.UUID
-		text      string
-	}
 	for {
 		rows, err := w.Pool.Query(ctx, `
 			SELECT c.id, c.paper_id, c.content FROM paper_chunks c
@@ -77,33 +72,15 @@ func (w *ReembedWorker) Reembed(ctx context.Context) (*ReembedResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ingest: reembed: %w", err)
 		}
-		batch, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (passage, error) {
-			var p passage
-			return p, r.Scan(&p.id, &p.paper, &p.text)
-		})
+		batch, err := pgx.CollectRows(rows, scanPassage)
 		if err != nil {
 			return nil, fmt.Errorf("ingest: reembed: %w", err)
 		}
 		if len(batch) == 0 {
 			break
 		}
-		texts := make([]string, len(batch))
-		for i, p := range batch {
-			texts[i] = p.text
-		}
-		vecs, err := w.Embedder.Embed(ctx, texts)
-		if err != nil {
-			return nil, fmt.Errorf("ingest: reembed with %s: %w", model, err)
-		}
-		if len(vecs) != len(batch) {
-			return nil, fmt.Errorf("ingest: reembed with %s: %d vectors for %d passages", model, len(vecs), len(batch))
-		}
-		items := make([]vectorstore.Item, len(batch))
-		for i, p := range batch {
-			items[i] = vectorstore.Item{ChunkID: p.id, PaperID: p.paper, Vector: vecs[i]}
-		}
-		if err := w.Vectors.Upsert(ctx, model, items); err != nil {
-			return nil, fmt.Errorf("ingest: reembed: %w", err)
+		if err := storeVectors(ctx, w.Embedder, w.Vectors, model, batch); err != nil {
+			return nil, err
 		}
 		done += int64(len(batch))
 		_ = jobs.ReportProgress(ctx, min(done, total), total, fmt.Sprintf("%d of %d passages embedded", done, total))
