@@ -2,7 +2,6 @@ package rag
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -39,19 +38,9 @@ func (s *Service) DraftCards(ctx context.Context, title string, passages []learn
 		total += len(p.Text)
 		docs = append(docs, llm.Document{ID: "S" + strconv.Itoa(i+1), Title: title, Page: p.Page, Text: p.Text})
 	}
-	resp, err := b.Collect(ctx, &llm.ChatRequest{
-		Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: cardsPrompt},
-			{Role: llm.RoleUser, Content: llm.FormatRequest(fmt.Sprintf("max_cards=%d", n), docs)},
-		},
-		ResponseSchema: llm.Schema(llm.TaskCards),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rag: draft cards: %w", err)
-	}
 	var out llm.CardDrafts
-	if err := json.Unmarshal(llm.JSONBody(resp.Text), &out); err != nil {
-		return nil, fmt.Errorf("rag: draft cards: the model's answer is not the cards JSON: %w", err)
+	if _, err := jsonTask(ctx, b, llm.TaskCards, cardsPrompt, fmt.Sprintf("max_cards=%d", n), docs, &out); err != nil {
+		return nil, err
 	}
 	index := make([]*quote.Index, len(docs))
 	var drafts []learning.Draft

@@ -2,7 +2,6 @@ package rag
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -118,19 +117,13 @@ func (s *Service) Extract(ctx context.Context, userID, paperID uuid.UUID) (*Extr
 		return nil, err
 	}
 	_ = jobs.ReportProgress(ctx, 0, 2, fmt.Sprintf("reading %d passages", len(pt.docs)))
-	resp, err := b.Collect(ctx, &llm.ChatRequest{
-		Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: extractPrompt},
-			{Role: llm.RoleUser, Content: llm.FormatRequest("", pt.docs)},
-		},
-		ResponseSchema: llm.Schema(llm.TaskExtract),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rag: extract: %w", err)
-	}
 	var out llm.Extraction
-	if err := json.Unmarshal(llm.JSONBody(resp.Text), &out); err != nil {
+	resp, err := jsonTask(ctx, b, llm.TaskExtract, extractPrompt, "", pt.docs, &out)
+	if errors.Is(err, errUnreadable) {
 		return nil, jobs.NewPublicError("bad_model_output", "The model's extraction could not be read; try again or assign another model.", err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	_ = jobs.ReportProgress(ctx, 1, 2, "checking the quotes")
 	x := &Extraction{PaperID: paperID, Model: modelName(b), PromptVersion: ExtractPromptVersion, Method: method(resp),

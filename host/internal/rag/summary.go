@@ -122,19 +122,13 @@ func (s *Service) Summarize(ctx context.Context, userID, paperID uuid.UUID, forc
 		}
 	}
 	_ = jobs.ReportProgress(ctx, 0, 2, fmt.Sprintf("summarising %d passages", len(pt.docs)))
-	resp, err := b.Collect(ctx, &llm.ChatRequest{
-		Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: summaryPrompt},
-			{Role: llm.RoleUser, Content: llm.FormatRequest("", pt.docs)},
-		},
-		ResponseSchema: llm.Schema(llm.TaskSummarize),
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("rag: summarise: %w", err)
-	}
 	var out llm.Summary
-	if err := json.Unmarshal(llm.JSONBody(resp.Text), &out); err != nil || strings.TrimSpace(out.Summary) == "" {
+	resp, err := jsonTask(ctx, b, llm.TaskSummarize, summaryPrompt, "", pt.docs, &out)
+	if errors.Is(err, errUnreadable) || err == nil && strings.TrimSpace(out.Summary) == "" {
 		return nil, false, jobs.NewPublicError("bad_model_output", "The model's summary could not be read; try again or assign another model.", err)
+	}
+	if err != nil {
+		return nil, false, err
 	}
 	_ = jobs.ReportProgress(ctx, 1, 2, "checking the findings' quotes")
 	sum := &Summary{PaperID: paperID, Model: modelName(b), PromptVersion: SummaryPromptVersion, Method: method(resp),

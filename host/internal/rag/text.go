@@ -2,6 +2,7 @@ package rag
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/quote"
 	"github.com/lectern-research/lectern/sdk/llm"
@@ -118,4 +120,26 @@ func (pt *paperText) check(q string) Check {
 		}
 	}
 	return c
+}
+
+// errUnreadable is a JSON task's answer that is not the task's JSON.
+var errUnreadable = errors.New("rag: the model's answer is not the task's JSON")
+
+// jsonTask runs a JSON task (its system prompt, a question, the documents) with
+// the binding's model and decodes the answer into out.
+func jsonTask(ctx context.Context, b *llmgw.Binding, task, system, question string, docs []llm.Document, out any) (*llm.ChatResponse, error) {
+	resp, err := b.Collect(ctx, &llm.ChatRequest{
+		Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: system},
+			{Role: llm.RoleUser, Content: llm.FormatRequest(question, docs)},
+		},
+		ResponseSchema: llm.Schema(task),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rag: %s: %w", task, err)
+	}
+	if err := json.Unmarshal(llm.JSONBody(resp.Text), out); err != nil {
+		return nil, fmt.Errorf("%w: %w", errUnreadable, err)
+	}
+	return resp, nil
 }
