@@ -57,13 +57,9 @@ func (s *Store) PutSystem(ctx context.Context, key string, value json.RawMessage
 // SystemSecret returns the plaintext of a deployment-wide secret, for use in memory
 // only (a call to a provider or the LLM gateway). It is never sent to a client.
 func (s *Store) SystemSecret(ctx context.Context, key string) (string, error) {
-	r, err := scanRow(s.pool.QueryRow(ctx, `SELECT `+rowColumns+` FROM user_config
-		WHERE user_id IS NULL AND scope = 'system' AND key = $1`, key))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ErrNotFound
-	}
+	r, err := s.systemRow(ctx, key)
 	if err != nil {
-		return "", fmt.Errorf("userconfig: system secret: %w", err)
+		return "", err
 	}
 	if r.sealed == nil {
 		return "", fmt.Errorf("%w: %s is not a secret", ErrBadValue, key)
@@ -77,13 +73,9 @@ func (s *Store) SystemSecret(ctx context.Context, key string) (string, error) {
 
 // SystemValue returns a deployment-wide plain value; ErrNotFound when unset.
 func (s *Store) SystemValue(ctx context.Context, key string) (json.RawMessage, error) {
-	r, err := scanRow(s.pool.QueryRow(ctx, `SELECT `+rowColumns+` FROM user_config
-		WHERE user_id IS NULL AND scope = 'system' AND key = $1`, key))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
-	}
+	r, err := s.systemRow(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("userconfig: system value: %w", err)
+		return nil, err
 	}
 	if r.sealed != nil {
 		return nil, fmt.Errorf("%w: %s is a secret", ErrBadValue, key)
@@ -101,4 +93,17 @@ func (s *Store) DeleteSystem(ctx context.Context, key string) error {
 		return ErrNotFound
 	}
 	return nil
+}
+
+// systemRow reads one deployment-wide row; ErrNotFound when unset.
+func (s *Store) systemRow(ctx context.Context, key string) (row, error) {
+	r, err := scanRow(s.pool.QueryRow(ctx, `SELECT `+rowColumns+` FROM user_config
+		WHERE user_id IS NULL AND scope = 'system' AND key = $1`, key))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return row{}, ErrNotFound
+	}
+	if err != nil {
+		return row{}, fmt.Errorf("userconfig: system %s: %w", key, err)
+	}
+	return r, nil
 }
