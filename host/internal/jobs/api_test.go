@@ -222,8 +222,12 @@ func TestTrainClassifierForcedRun(t *testing.T) {
 func TestCancelQueuedJobIsImmediate(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	require.NoError(t, b.svc.Client().QueuePause(context.Background(), "held", nil))
+	// The held queue's only worker is busy with a first job, so the second one
+	// is queued for as long as the test needs, whatever the scheduler does.
+	busy := b.create(t, userCaller(b.userA), "test.held", nil)
+	require.Equal(t, busy.ID, <-b.kinds.heldStarted)
 	env := b.create(t, userCaller(b.userA), "test.held", nil)
+	require.Equal(t, jobs.StateQueued, env.State)
 
 	status, body := b.do(t, userCaller(b.userA), http.MethodPost, fmt.Sprintf("/api/jobs/%d/cancel", env.ID), nil)
 	require.Equal(t, http.StatusOK, status, "%s", body)

@@ -85,6 +85,7 @@ func setup(t testing.TB, opts ...setupOpts) *testBundle {
 		Pool:              pool,
 		Logger:            slog.New(slog.DiscardHandler),
 		Registry:          reg,
+		QueueWorkers:      map[string]int{heldQueue: 1},
 		HeartbeatInterval: 200 * time.Millisecond,
 		PollInterval:      500 * time.Millisecond,
 		StopTimeout:       time.Second,
@@ -260,6 +261,9 @@ type testKinds struct {
 	progressGate chan struct{}
 	// blockStarted receives the id of each block job once it runs.
 	blockStarted chan int64
+	// heldStarted receives the id of each held job once it runs. The held
+	// queue has one worker, so while a held job runs the next one stays queued.
+	heldStarted chan int64
 
 	mu       sync.Mutex
 	failures []jobs.FailureEvent
@@ -267,7 +271,7 @@ type testKinds struct {
 }
 
 func newTestKinds() *testKinds {
-	return &testKinds{progressGate: make(chan struct{}), blockStarted: make(chan int64, 10)}
+	return &testKinds{progressGate: make(chan struct{}), blockStarted: make(chan int64, 10), heldStarted: make(chan int64, 10)}
 }
 
 func (k *testKinds) register(t testing.TB, reg *jobs.Registry) {
@@ -277,8 +281,7 @@ func (k *testKinds) register(t testing.TB, reg *jobs.Registry) {
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[blockArgs]{
 		Worker: &blockWorker{started: k.blockStarted}, Enqueuers: jobs.EnqueueUser}))
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[heldArgs]{
-		Worker: river.WorkFunc(func(context.Context, *river.Job[heldArgs]) error { return nil }),
-		Queue:  "held", Enqueuers: jobs.EnqueueUser}))
+		Worker: &heldWorker{started: k.heldStarted}, Queue: heldQueue, Enqueuers: jobs.EnqueueUser}))
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[failArgs]{
 		Worker: &failWorker{}, MaxAttempts: 1, Enqueuers: jobs.EnqueueUser | jobs.EnqueueOps}))
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[validatedArgs]{
@@ -341,9 +344,24 @@ func (w *blockWorker) Work(ctx context.Context, job *river.Job[blockArgs]) error
 	return ctx.Err()
 }
 
+// heldQueue is worked by a single worker (see setup).
+const heldQueue = "held"
+
 type heldArgs struct{}
 
 func (heldArgs) Kind() string { return "test.held" }
+
+// heldWorker runs until its job is cancelled or the service stops.
+type heldWorker struct {
+	river.WorkerDefaults[heldArgs]
+	started chan int64
+}
+
+func (w *heldWorker) Work(ctx context.Context, job *river.Job[heldArgs]) error {
+	w.started <- job.ID
+	<-ctx.Done()
+	return ctx.Err()
+}
 
 type failArgs struct {
 	Public bool `json:"public"`
