@@ -343,17 +343,33 @@ func TestHoldOnRateLimit(t *testing.T) {
 			b := setup(t, Config{Policy: p}, status(429, "1"))
 			go func() { _, _ = b.get(t.Context()) }()
 			require.Eventually(t, func() bool { return b.calls.Load() == 1 }, time.Second, time.Millisecond)
-			time.Sleep(20 * time.Millisecond) // the first call has seen its 429
+			var until time.Time
+			if hold {
+				// Wait for the first call to have read its 429 and set the hold,
+				// however slow the machine is.
+				require.Eventually(t, func() bool { until = heldUntil(b.client.pacer); return time.Now().Before(until) },
+					5*time.Second, time.Millisecond)
+			} else {
+				time.Sleep(20 * time.Millisecond) // a wrongly set hold would show from here
+			}
 			start := time.Now()
 			_, err := b.get(t.Context())
 			require.NoError(t, err)
 			if hold {
-				require.GreaterOrEqual(t, time.Since(start), 800*time.Millisecond)
+				require.False(t, time.Now().Before(until), "the second call waited out the hold")
+				require.GreaterOrEqual(t, until.Sub(start), 500*time.Millisecond, "the hold is the 1 s Retry-After")
 			} else {
 				require.Less(t, time.Since(start), 800*time.Millisecond)
 			}
 		})
 	}
+}
+
+// heldUntil is when p lets its next caller go.
+func heldUntil(p *Pacer) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.next
 }
 
 func TestMaxInFlight(t *testing.T) {
