@@ -64,7 +64,7 @@ func invoke[P, T any](ctx context.Context, m *managed, o callOpts, fn func(ctx c
 	if err == nil {
 		return out, nil
 	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
+	if ctxErr := ended(ctx); ctxErr != nil {
 		return zero, ctxErr
 	}
 	select {
@@ -72,7 +72,7 @@ func invoke[P, T any](ctx context.Context, m *managed, o callOpts, fn func(ctx c
 		return zero, protocol.Unavailable(err, "plugin %s exited during the call", m.entry.Name)
 	default:
 	}
-	if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+	if errors.Is(ended(callCtx), context.DeadlineExceeded) {
 		return zero, &protocol.Error{
 			Code:    protocol.CodeUnavailable,
 			Message: "plugin " + m.entry.Name + " did not answer within " + timeout.Round(time.Millisecond).String(),
@@ -83,4 +83,17 @@ func invoke[P, T any](ctx context.Context, m *managed, o callOpts, fn func(ctx c
 		return zero, protocol.Unavailable(err, "plugin %s exited during the call", m.entry.Name)
 	}
 	return zero, err
+}
+
+// ended is ctx.Err(), or context.DeadlineExceeded once ctx's deadline has passed.
+// A context learns of its deadline from a timer, which a loaded machine may run
+// after the plugin's own deadline answer has already come back.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
