@@ -279,9 +279,9 @@ func (k *testKinds) register(t testing.TB, reg *jobs.Registry) {
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[progressArgs]{
 		Worker: &progressWorker{gate: k.progressGate}, Enqueuers: jobs.EnqueueUser}))
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[blockArgs]{
-		Worker: &blockWorker{started: k.blockStarted}, Enqueuers: jobs.EnqueueUser}))
+		Worker: &blocker[blockArgs]{started: k.blockStarted}, Enqueuers: jobs.EnqueueUser}))
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[heldArgs]{
-		Worker: &heldWorker{started: k.heldStarted}, Queue: heldQueue, Enqueuers: jobs.EnqueueUser}))
+		Worker: &blocker[heldArgs]{started: k.heldStarted}, Queue: heldQueue, Enqueuers: jobs.EnqueueUser}))
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[failArgs]{
 		Worker: &failWorker{}, MaxAttempts: 1, Enqueuers: jobs.EnqueueUser | jobs.EnqueueOps}))
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[validatedArgs]{
@@ -333,12 +333,14 @@ type blockArgs struct{}
 
 func (blockArgs) Kind() string { return "test.block" }
 
-type blockWorker struct {
-	river.WorkerDefaults[blockArgs]
+// blocker signals its job's id on started, then runs until the job is cancelled
+// or the service stops.
+type blocker[T river.JobArgs] struct {
+	river.WorkerDefaults[T]
 	started chan int64
 }
 
-func (w *blockWorker) Work(ctx context.Context, job *river.Job[blockArgs]) error {
+func (w *blocker[T]) Work(ctx context.Context, job *river.Job[T]) error {
 	w.started <- job.ID
 	<-ctx.Done()
 	return ctx.Err()
@@ -350,18 +352,6 @@ const heldQueue = "held"
 type heldArgs struct{}
 
 func (heldArgs) Kind() string { return "test.held" }
-
-// heldWorker runs until its job is cancelled or the service stops.
-type heldWorker struct {
-	river.WorkerDefaults[heldArgs]
-	started chan int64
-}
-
-func (w *heldWorker) Work(ctx context.Context, job *river.Job[heldArgs]) error {
-	w.started <- job.ID
-	<-ctx.Done()
-	return ctx.Err()
-}
 
 type failArgs struct {
 	Public bool `json:"public"`
