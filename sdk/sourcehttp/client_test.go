@@ -347,7 +347,7 @@ func TestHoldOnRateLimit(t *testing.T) {
 			if hold {
 				// Wait for the first call to have read its 429 and set the hold,
 				// however slow the machine is.
-				require.Eventually(t, func() bool { until = heldUntil(b.client.pacer); return time.Now().Before(until) },
+				require.Eventually(t, func() bool { until = b.client.pacer.Next(); return time.Now().Before(until) },
 					5*time.Second, time.Millisecond)
 			} else {
 				time.Sleep(20 * time.Millisecond) // a wrongly set hold would show from here
@@ -363,13 +363,6 @@ func TestHoldOnRateLimit(t *testing.T) {
 			}
 		})
 	}
-}
-
-// heldUntil is when p lets its next caller go.
-func heldUntil(p *Pacer) time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.next
 }
 
 func TestMaxInFlight(t *testing.T) {

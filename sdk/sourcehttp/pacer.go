@@ -43,6 +43,15 @@ func (p *Pacer) Hold(d time.Duration) {
 	}
 }
 
+// Next is the earliest time a Wait may return: the end of a Hold, or the slot
+// after the last one reserved. A source can report it as the time it is rate
+// limited until.
+func (p *Pacer) Next() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.next
+}
+
 // sleep waits d or until ctx ends, returning ctx's error in that case.
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

@@ -85,6 +85,7 @@ func policy(interval time.Duration, maxAttempts int, backoff, maxBackoff, timeou
 // Credentials (per call, optional): mailto, added to the User-Agent.
 type Arxiv struct {
 	log    *slog.Logger
+	pacer  *sourcehttp.Pacer // the client's, which paces (and holds) every call
 	client *sourcehttp.Client
 	chunks chunkCache
 
@@ -97,7 +98,8 @@ var _ source.Source = (*Arxiv)(nil)
 // New returns the arXiv source with its default settings.
 func New(log *slog.Logger) *Arxiv {
 	s := defaultSettings()
-	return &Arxiv{log: log, client: newClient(log, s.policy), set: s}
+	pacer := &sourcehttp.Pacer{}
+	return &Arxiv{log: log, pacer: pacer, client: newClient(log, s.policy, pacer), set: s}
 }
 
 // Describe names the plugin.

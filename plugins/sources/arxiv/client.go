@@ -16,10 +16,11 @@ import (
 // APIs) and bounded retries with exponential backoff on 429 and 5xx answers,
 // honouring Retry-After (429, and 503 as OAI-PMH flow control), which holds back
 // every call.
-func newClient(log *slog.Logger, p sourcehttp.Policy) *sourcehttp.Client {
+func newClient(log *slog.Logger, p sourcehttp.Policy, pacer *sourcehttp.Pacer) *sourcehttp.Client {
 	return sourcehttp.New(sourcehttp.Config{
 		Name:      "arxiv",
 		Policy:    p,
+		Pacer:     pacer,
 		Logger:    log,
 		Header:    http.Header{"Accept": {"application/atom+xml, application/xml;q=0.9, */*;q=0.1"}},
 		CheckFunc: check,

@@ -432,11 +432,15 @@ func TestOAIFlowControl(t *testing.T) {
 			defer close(done)
 			_, _ = recent(a)
 		}()
-		time.Sleep(100 * time.Millisecond) // the first call has met the 503
+		// Wait for the first call to have met the 503 and set the hold.
+		var until time.Time
+		require.Eventually(t, func() bool { until = a.pacer.Next(); return time.Now().Before(until) },
+			5*time.Second, time.Millisecond)
 		start := time.Now()
 		_, err := a.Search(t.Context(), &source.SearchRequest{Query: "x"})
 		require.Error(t, err) // the server answers the OAI recording, not a feed
-		require.GreaterOrEqual(t, time.Since(start), 800*time.Millisecond)
+		require.False(t, time.Now().Before(until), "the call waited out the hold")
+		require.GreaterOrEqual(t, until.Sub(start), 500*time.Millisecond, "the hold is the 1 s Retry-After")
 		<-done
 	})
 }
