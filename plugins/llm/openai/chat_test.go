@@ -407,16 +407,18 @@ func TestChatCancellation(t *testing.T) {
 // timeout: it bounds the wait for each piece, not the whole answer.
 func TestChatTimeoutIsPerPiece(t *testing.T) {
 	t.Parallel()
-	b := setup(t, map[string]any{"timeout": "150ms"}, func(w http.ResponseWriter, r *http.Request) {
+	// Pieces 100 ms apart for 800 ms in all, twice the 400 ms timeout; the slack
+	// per piece is wide enough for a loaded machine.
+	b := setup(t, map[string]any{"timeout": "400ms"}, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		for range 6 {
+		for range 8 {
 			_, _ = w.Write([]byte(`data: {"model":"m","choices":[{"index":0,"delta":{"content":"."}}]}` + "\n\n"))
 			w.(http.Flusher).Flush()
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond)
 		}
 		_, _ = w.Write([]byte(`data: {"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"))
 	})
 	resp, err := llm.Collect(t.Context(), b.p, chatRequest())
 	require.NoError(t, err)
-	require.Equal(t, "......", resp.Text)
+	require.Equal(t, "........", resp.Text)
 }
