@@ -280,6 +280,11 @@ const (
 	// CredBaseURL is the OpenAI-compatible base URL to call, already checked by the
 	// host (SPEC rule 4).
 	CredBaseURL = "base_url"
+	// CredOperatorEndpoint is "true" when CredBaseURL is the operator's own
+	// self-hosted gateway (LLM_GATEWAY_URL), which the host does not check. Every
+	// other base URL is dialed only where netguard.EndpointAddr allows, on each
+	// connection (DNS may change after the host's check).
+	CredOperatorEndpoint = "operator_endpoint"
 )
 
 // JSONBody returns the JSON document of a JSON task's answer: the text without

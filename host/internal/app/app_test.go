@@ -919,7 +919,9 @@ func TestAdminLLMSettings(t *testing.T) {
 		{"https://user:pw@llm.example.org/v1", "credentials"},
 		{"https://127.0.0.1/v1#frag", "fragment"},
 		{"ftp://127.0.0.1/v1", "scheme"},
-		{"http://203.0.113.10/v1", "plain http"},
+		{"http://93.184.216.34/v1", "plain http"},
+		{"https://100.100.100.200/v1", "cloud metadata"},
+		{"https://240.0.0.1/v1", "reserved"},
 		{"http://0.0.0.0:8080/v1", "unspecified"},
 	} {
 		rec = put(admin, "custom_compatible", map[string]any{"base_url": bad.url})

@@ -13,9 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -56,19 +58,37 @@ type Entry struct {
 
 // Log writes and reads audit_log.
 type Log struct {
-	pool *pgxpool.Pool
-	log  *slog.Logger
+	pool  *pgxpool.Pool
+	log   *slog.Logger
+	flood *flood
 }
 
 // New returns a Log on pool; write failures are reported to logger.
 func New(pool *pgxpool.Pool, logger *slog.Logger) *Log {
-	return &Log{pool: pool, log: logger}
+	l := &Log{pool: pool, log: logger}
+	l.flood = newFlood(floodWindow, floodBurst, floodMaxSources, floodBudget, time.Now, l.writeSummaries)
+	return l
 }
 
 // Record appends an entry. It is best effort: a failure is logged and never reaches
 // the caller, so an audit outage cannot abort the request being audited. userID is
 // uuid.Nil when no user is known.
+//
+// Text is made storable first: NUL bytes and invalid UTF-8, which PostgreSQL text
+// refuses, are dropped or replaced, and the resource is cut at a character
+// boundary, so no input can make the insert fail. Unauthenticated auth.* events
+// are sampled per source (see flood.go): every attempt is counted, but a flood
+// writes a bounded number of rows.
 func (l *Log) Record(ctx context.Context, userID uuid.UUID, action, resource string, metadata map[string]any) {
+	if userID == uuid.Nil && strings.HasPrefix(action, "auth.") {
+		if !l.flood.admit(action, sourceOf(metadata)) {
+			return
+		}
+	}
+	l.insert(ctx, userID, action, resource, metadata)
+}
+
+func (l *Log) insert(ctx context.Context, userID uuid.UUID, action, resource string, metadata map[string]any) {
 	var uid *string
 	if userID != uuid.Nil {
 		s := userID.String()
@@ -78,21 +98,37 @@ func (l *Log) Record(ctx context.Context, userID uuid.UUID, action, resource str
 	// The request may be ending; the entry should still land.
 	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	_, err := l.pool.Exec(writeCtx,
-		`INSERT INTO audit_log (user_id, action, resource, metadata) VALUES ($1, $2, $3, $4)`,
-		uid, action, truncate(resource, 512), meta)
+	// The database's own measure of the 4 KB check (jsonb's text adds spaces Go's
+	// encoding has not) decides last: an entry still too large becomes the marker.
+	_, err := l.pool.Exec(writeCtx, `
+		INSERT INTO audit_log (user_id, action, resource, metadata)
+		VALUES ($1, $2, $3, CASE WHEN octet_length($4::jsonb::text) <= $5 THEN $4::jsonb
+		                         ELSE jsonb_build_object('truncated', true) END)`,
+		uid, action, truncate(clean(resource), maxResourceChars), meta, MaxMetadataBytes)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "23")) {
+		// Input the database still refused (a value cleanValue does not know held a
+		// NUL): the event is kept without its details rather than lost.
+		_, err = l.pool.Exec(writeCtx, `INSERT INTO audit_log (user_id, action, resource, metadata) VALUES ($1, $2, '', $3)`,
+			uid, action, []byte(`{"unstorable": true}`))
+	}
 	if err != nil {
-		l.log.ErrorContext(ctx, "audit write failed", "action", action, "resource", resource, "error", err)
+		l.log.ErrorContext(ctx, "audit write failed", "action", action, "resource", clean(resource), "error", err)
 	}
 }
 
-// capMetadata returns metadata as JSON of at most MaxMetadataBytes. Oversized
-// metadata is replaced by a marker that keeps its size and, when small, the ip.
+// maxResourceChars is the resource column's limit, in characters.
+const maxResourceChars = 512
+
+// capMetadata returns metadata as JSON of at most MaxMetadataBytes, with every
+// string made storable (clean). Oversized metadata is replaced by a marker that
+// keeps its size and, when small, the ip.
 func capMetadata(metadata map[string]any) []byte {
 	if metadata == nil {
 		return []byte("{}")
 	}
-	b, err := json.Marshal(metadata)
+	m, _ := cleanValue(metadata).(map[string]any)
+	b, err := json.Marshal(m)
 	if err == nil && len(b) <= MaxMetadataBytes {
 		return b
 	}
@@ -100,18 +136,62 @@ func capMetadata(metadata map[string]any) []byte {
 	if err == nil {
 		marker["original_bytes"] = len(b)
 	}
-	if ip, ok := metadata["ip"].(string); ok && len(ip) <= 64 {
+	if ip, ok := m["ip"].(string); ok && len(ip) <= 64 {
 		marker["ip"] = ip
 	}
 	out, _ := json.Marshal(marker)
 	return out
 }
 
+// clean makes s storable in a PostgreSQL text or jsonb value: it drops NUL bytes
+// (text cannot hold them, jsonb refuses \u0000) and replaces invalid UTF-8.
+func clean(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return strings.ReplaceAll(s, "\x00", "")
+}
+
+// cleanValue applies clean to every string, key and nested value of v.
+func cleanValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return clean(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[clean(k)] = cleanValue(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = cleanValue(x)
+		}
+		return out
+	case []string:
+		out := make([]string, len(v))
+		for i, x := range v {
+			out[i] = clean(x)
+		}
+		return out
+	}
+	return v
+}
+
+// truncate cuts s to at most n characters, never inside one.
 func truncate(s string, n int) string {
-	if len(s) <= n {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return s[:n]
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
 }
 
 // ListParams selects a page of the log, newest first.
@@ -199,9 +279,12 @@ func decodeCursor(s string) (int64, error) {
 }
 
 // ScrubUsersTx is the purge's sanctioned mutation (SPEC "Events" 3): for the given
-// hard-deleted users it nulls user_id and strips PII metadata keys, keeping action,
-// resource and timestamp. It disables the no-update rule and enables it again inside
-// tx, so no other session ever sees the log mutable; the caller commits.
+// hard-deleted users it nulls user_id and strips PII metadata keys (PIIKeys),
+// keeping action, resource and timestamp. It calls audit_log_scrub (migration
+// 0008), which the audit log's owner runs: it disables the no-update rule, scrubs
+// and enables the rule again inside tx, so no other session ever sees the log
+// mutable, and the host's own role never needs the right to disable a rule. The
+// caller commits.
 func ScrubUsersTx(ctx context.Context, tx pgx.Tx, userIDs []uuid.UUID) (int64, error) {
 	if len(userIDs) == 0 {
 		return 0, nil
@@ -210,25 +293,31 @@ func ScrubUsersTx(ctx context.Context, tx pgx.Tx, userIDs []uuid.UUID) (int64, e
 	for i, id := range userIDs {
 		ids[i] = id.String()
 	}
-	if _, err := tx.Exec(ctx, `ALTER TABLE audit_log DISABLE RULE audit_log_no_update`); err != nil {
+	var n int64
+	if err := tx.QueryRow(ctx, `SELECT audit_log_scrub($1)`, ids).Scan(&n); err != nil {
 		return 0, fmt.Errorf("audit: scrub: %w", err)
 	}
-	tag, err := tx.Exec(ctx, `
-		UPDATE audit_log
-		   SET user_id = NULL, metadata = metadata - $2::text[]
-		 WHERE user_id = ANY($1)`, ids, PIIKeys)
+	return n, nil
+}
+
+// Enforcement says why the audit rules cannot be enforced against the role the
+// pool connects as ("" when they can): a superuser bypasses every check, and the
+// table's owner may disable its rules. The host warns at start when it is not "".
+func Enforcement(ctx context.Context, pool *pgxpool.Pool) (string, error) {
+	var super, owner bool
+	var role string
+	err := pool.QueryRow(ctx, `
+		SELECT current_user, r.rolsuper, pg_has_role(current_user, c.relowner, 'USAGE')
+		  FROM pg_roles r, pg_class c
+		 WHERE r.rolname = current_user AND c.oid = 'audit_log'::regclass`).Scan(&role, &super, &owner)
 	if err != nil {
-		return 0, fmt.Errorf("audit: scrub: %w", err)
+		return "", fmt.Errorf("audit: enforcement: %w", err)
 	}
-	// Entries where someone else acted on the deleted user keep their actor and lose
-	// what identified the subject beyond its id.
-	if _, err := tx.Exec(ctx, `
-		UPDATE audit_log SET metadata = metadata - 'target_email'
-		 WHERE metadata->>'target_user_id' = ANY($1)`, ids); err != nil {
-		return 0, fmt.Errorf("audit: scrub: %w", err)
+	switch {
+	case super:
+		return fmt.Sprintf("the database role %s is a superuser, which can disable the audit log's append-only rules; connect as a role without SUPERUSER (docs/database.md)", role), nil
+	case owner:
+		return fmt.Sprintf("the database role %s owns audit_log and can disable its append-only rules; run the migrations once as a superuser to hand it to lectern_audit (docs/database.md)", role), nil
 	}
-	if _, err := tx.Exec(ctx, `ALTER TABLE audit_log ENABLE RULE audit_log_no_update`); err != nil {
-		return 0, fmt.Errorf("audit: scrub: %w", err)
-	}
-	return tag.RowsAffected(), nil
+	return "", nil
 }

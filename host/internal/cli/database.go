@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/pgembed"
@@ -83,6 +84,13 @@ func migrateDatabase(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) 
 	}
 	if n > 0 {
 		log.Info("re-owned legacy rows to the single admin", "rows", n)
+	}
+	// Migration 0008 hands audit_log to its own role only when a superuser runs it;
+	// say so when this connection could still switch the log's rules off.
+	if why, err := audit.Enforcement(ctx, pool); err != nil {
+		log.Warn("cannot tell whether the audit log's rules hold against this database role", "error", err)
+	} else if why != "" {
+		log.Warn("the audit log's append-only rules are not enforced against this connection", "reason", why)
 	}
 	return m, applied, nil
 }

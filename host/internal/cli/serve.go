@@ -168,7 +168,10 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	log.Info("shutting down", "grace", shutdownGrace.String())
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	err = srv.Shutdown(shutdownCtx)
+	// Counts of sampled sign-in failures still waiting for their window's summary.
+	host.Audit.Flush()
+	if err != nil {
 		return fmt.Errorf("graceful shutdown: %w", err)
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {

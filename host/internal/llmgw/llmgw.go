@@ -404,7 +404,10 @@ func (g *Gateway) Resolve(ctx context.Context, role string) (*Binding, error) {
 	b := &Binding{Role: role, Provider: a.Provider, Assigned: a.Model, client: client}
 	if g.GatewayConfigured() {
 		b.Model = Alias(role)
-		b.creds = map[string]string{llm.CredBaseURL: g.cfg.GatewayURL, llm.CredAPIKey: g.cfg.GatewayKey}
+		// The operator's gateway is exempt from the endpoint check here (GatewayHosts)
+		// and so in the plugin's dialer.
+		b.creds = map[string]string{llm.CredBaseURL: g.cfg.GatewayURL, llm.CredAPIKey: g.cfg.GatewayKey,
+			llm.CredOperatorEndpoint: "true"}
 		return b, nil
 	}
 	t, err := g.target(ctx, p)

@@ -172,6 +172,7 @@ func TestAssignWithoutAGatewayCallsTheProviderDirectly(t *testing.T) {
 	require.NotNil(t, seen)
 	require.Equal(t, plantedKey, seen.Credentials[llm.CredAPIKey], "the key reaches the plugin per call")
 	require.Equal(t, "https://api.anthropic.com/v1", seen.Credentials[llm.CredBaseURL])
+	require.Empty(t, seen.Credentials[llm.CredOperatorEndpoint], "a provider endpoint is checked by the plugin's dialer")
 	require.Equal(t, "claude-sonnet-4-5", seen.Model)
 	require.NotContains(t, b.logs.String(), plantedKey)
 }
@@ -216,6 +217,7 @@ func TestAssignRegistersTheModelWithTheGateway(t *testing.T) {
 	_, _ = bind.Collect(ctx, &llm.ChatRequest{Messages: []llm.Message{{Role: llm.RoleUser, Content: llm.FormatRequest("q", nil)}}})
 	require.Equal(t, "lectern-answer", seen.Model)
 	require.Equal(t, srv.URL, seen.Credentials[llm.CredBaseURL])
+	require.Equal(t, "true", seen.Credentials[llm.CredOperatorEndpoint], "the operator's gateway is exempt from the dialer's check, as from the save-time one")
 	require.Equal(t, "gw-master-key", seen.Credentials[llm.CredAPIKey])
 
 	// Re-assigning replaces the registration; a gateway that lost its database

@@ -1,110 +1,48 @@
-// Package netguard decides which network destinations the host may reach on a user's
-// or an admin's behalf: SMTP relays, model endpoints, PDF links. It refuses private,
-// loopback, link-local, multicast, unspecified and reserved addresses, which would
-// let a setting reach into the host's own network (SSRF).
+// Package netguard is the host's name for the SDK's network guard
+// (github.com/lectern-research/lectern/sdk/netguard), which decides which network
+// destinations the host may reach on a user's or an admin's behalf: SMTP relays,
+// model endpoints, PDF links. There is one implementation, in the SDK, because the
+// LLM plugin applies the same model-endpoint rule on every connection it dials that
+// the host applies when the endpoint is saved; plugins may import only the SDK.
 package netguard
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"net/netip"
 	"syscall"
+
+	"github.com/lectern-research/lectern/sdk/netguard"
 )
 
-// reserved are special-purpose ranges netip has no predicate for.
-var reserved = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"), // documentation
-	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("100::/64"),        // discard
-}
+// Resolver looks up a host's addresses; *net.Resolver satisfies it.
+type Resolver = netguard.Resolver
+
+// BaseURLOpts says which plain-HTTP targets a model endpoint may use.
+type BaseURLOpts = netguard.BaseURLOpts
+
+// RefusedError is a connection a check refused.
+type RefusedError = netguard.RefusedError
 
 // Why says why addr is not a public unicast address, or "" when it is.
-func Why(addr netip.Addr) string {
-	addr = addr.Unmap()
-	switch {
-	case !addr.IsValid():
-		return "not an IP address"
-	case addr.IsUnspecified():
-		return "unspecified address"
-	case addr.IsLoopback():
-		return "loopback address"
-	case addr.IsLinkLocalUnicast():
-		return "link-local address (this includes cloud metadata services)"
-	case addr.IsMulticast(), addr.IsLinkLocalMulticast(), addr.IsInterfaceLocalMulticast():
-		return "multicast address"
-	case addr.IsPrivate():
-		return "private address"
-	}
-	for _, p := range reserved {
-		if p.Contains(addr) {
-			return "reserved address"
-		}
-	}
-	return ""
-}
-
-// Resolver looks up a host's addresses; *net.Resolver satisfies it.
-type Resolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-}
+func Why(addr netip.Addr) string { return netguard.Why(addr) }
 
 // CheckHost resolves host and fails when any of its addresses is not public, unless
 // allowPrivate is true. A host that does not resolve fails too.
 func CheckHost(ctx context.Context, r Resolver, host string, allowPrivate bool) error {
-	if r == nil {
-		r = net.DefaultResolver
-	}
-	var addrs []netip.Addr
-	if ip, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{ip}
-	} else {
-		addrs, err = r.LookupNetIP(ctx, "ip", host)
-		if err != nil {
-			return fmt.Errorf("netguard: %s does not resolve: %w", host, err)
-		}
-		if len(addrs) == 0 {
-			return fmt.Errorf("netguard: %s has no addresses", host)
-		}
-	}
-	if allowPrivate {
-		return nil
-	}
-	for _, a := range addrs {
-		if why := Why(a); why != "" {
-			return fmt.Errorf("netguard: %s resolves to %s, a %s", host, a, why)
-		}
-	}
-	return nil
+	return netguard.CheckHost(ctx, r, host, allowPrivate)
+}
+
+// CheckBaseURL validates the base URL of a custom model endpoint before it is saved
+// (see the SDK's netguard.CheckBaseURL for the rule).
+func CheckBaseURL(ctx context.Context, raw string, o BaseURLOpts) error {
+	return netguard.CheckBaseURL(ctx, raw, o)
 }
 
 // DialControl returns a net.Dialer Control function that refuses to connect to any
-// address check rejects. It runs on the address actually dialed, after name
-// resolution and on every redirect, so neither a redirect nor a DNS answer that
-// changes between check and use (rebinding) can reach an internal address. check is
-// usually PublicOnly.
+// address check rejects (see the SDK's netguard.DialControl).
 func DialControl(check func(netip.AddrPort) error) func(network, address string, c syscall.RawConn) error {
-	return func(network, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil {
-			return fmt.Errorf("netguard: refusing %s: %w", address, err)
-		}
-		return check(ap)
-	}
+	return netguard.DialControl(check)
 }
 
 // PublicOnly refuses every address that is not public unicast (see Why).
-func PublicOnly(ap netip.AddrPort) error {
-	if why := Why(ap.Addr()); why != "" {
-		return fmt.Errorf("netguard: refusing to connect to %s, a %s", ap.Addr(), why)
-	}
-	return nil
-}
+func PublicOnly(ap netip.AddrPort) error { return netguard.PublicOnly(ap) }

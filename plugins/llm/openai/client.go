@@ -110,6 +110,10 @@ func (o *OpenAI) do(ctx context.Context, c *call, r *request) (*http.Response, *
 		case errors.Is(err, errBuild):
 			a.end()
 			return nil, nil, protocol.BadRequest("%s: %v", r.label, err)
+		case err != nil && egressRefusal(err) != "":
+			a.end()
+			return nil, nil, &protocol.Error{Code: protocol.CodeBadRequest, Cause: err,
+				Message: fmt.Sprintf("%s: %s", r.label, egressRefusal(err))}
 		case err != nil:
 			timedOut := a.timedOut()
 			a.end()
@@ -158,7 +162,7 @@ func (o *OpenAI) send(ctx context.Context, c *call, r *request) (*http.Response,
 	if r.body != nil {
 		body = bytes.NewReader(r.body)
 	}
-	req, err := http.NewRequestWithContext(ctx, r.method, c.baseURL+r.path, body)
+	req, err := http.NewRequestWithContext(withDialPolicy(ctx, c.dialPolicy()), r.method, c.baseURL+r.path, body)
 	if err != nil {
 		return nil, errBuild
 	}

@@ -92,8 +92,12 @@ func defaultSettings() settings {
 //	embedding_dimensions     {model id = vector length}, for embedding models the plugin does not know
 //	max_output_field         "auto" (default), "max_tokens" or "max_completion_tokens"
 //
-// Credentials (per call, optional): llm.CredAPIKey, sent as a bearer token, and
-// llm.CredBaseURL, which replaces base_url for that call.
+// Credentials (per call, optional): llm.CredAPIKey, sent as a bearer token,
+// llm.CredBaseURL, which replaces base_url for that call, and
+// llm.CredOperatorEndpoint, which marks that base URL as the operator's gateway.
+//
+// Every connection passes the model-endpoint egress rule (egress.go) unless the
+// call's base URL is the operator's gateway.
 type OpenAI struct {
 	log  *slog.Logger
 	http *http.Client
@@ -106,7 +110,7 @@ var _ llm.Provider = (*OpenAI)(nil)
 
 // New returns the provider with its default settings.
 func New(log *slog.Logger) *OpenAI {
-	return &OpenAI{log: log, http: &http.Client{}, set: defaultSettings()}
+	return &OpenAI{log: log, http: newHTTPClient(nil), set: defaultSettings()}
 }
 
 // Describe names the plugin.
@@ -167,6 +171,9 @@ type call struct {
 	s       settings
 	baseURL string
 	apiKey  string
+	// operator is true when baseURL is the operator's gateway, which the dialer
+	// does not check (llm.CredOperatorEndpoint).
+	operator bool
 }
 
 // call snapshots the settings and reads the credentials. A credential base URL
@@ -183,8 +190,18 @@ func (o *OpenAI) call(creds map[string]string) (*call, error) {
 			return nil, protocol.BadRequest("credential %s is not an absolute http(s) URL without user info, query or fragment", llm.CredBaseURL)
 		}
 		c.baseURL = base
+		c.operator = creds[llm.CredOperatorEndpoint] == "true"
 	}
 	return c, nil
+}
+
+// dialPolicy is the egress rule of the call's connections.
+func (c *call) dialPolicy() dialPolicy {
+	scheme := "https"
+	if u, err := url.Parse(c.baseURL); err == nil {
+		scheme = u.Scheme
+	}
+	return dialPolicy{scheme: scheme, operator: c.operator}
 }
 
 // host is the host name of the call's base URL, lowercase.
