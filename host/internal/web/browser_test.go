@@ -191,6 +191,21 @@ func browserFlow(t *testing.T, s *stack) {
 		shot(t, ctx, "03-upload-done")
 	})
 
+	t.Run("damaged-upload", func(t *testing.T) {
+		broken := filepath.Join(t.TempDir(), "cut-short.pdf")
+		whole := samplePDF("Cut short", paperPages)
+		require.NoError(t, os.WriteFile(broken, whole[:len(whole)/2], 0o644))
+		step(t, ctx, "upload a PDF cut short",
+			navigate(base+"/library"),
+			chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), []string{broken}),
+			chromedp.Click(chromedp.CSS(`form[data-upload] button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS(`section[aria-labelledby="again-h"] #upload-file`)))
+		require.Equal(t, "The PDF could not be read", read(t, ctx, "main h1"))
+		require.Contains(t, read(t, ctx, "#error"), "The PDF is damaged or cut short; upload it again or use another copy.")
+		shot(t, ctx, "03b-upload-damaged")
+		step(t, ctx, "back to the paper that was read", navigate(paperURL), chromedp.WaitVisible(chromedp.CSS("#question")))
+	})
+
 	t.Run("ask", func(t *testing.T) {
 		step(t, ctx, "ask a question",
 			chromedp.SendKeys(chromedp.CSS("#question"), "What did the students on the adaptive schedule spend less time on?"),
@@ -258,6 +273,13 @@ func browserFlow(t *testing.T, s *stack) {
 		step(t, ctx, "sign out again",
 			chromedp.Click(chromedp.CSS(".signout button")),
 			chromedp.WaitVisible(chromedp.CSS("details.card-form summary")))
+		step(t, ctx, "open the used link again",
+			navigate(link),
+			chromedp.WaitVisible(chromedp.CSS(`#error`)))
+		require.Equal(t, "This sign-in link no longer works", read(t, ctx, "main h1"))
+		require.Contains(t, read(t, ctx, "#error"), "This sign-in link has expired or was used already.")
+		require.Equal(t, "/signin/link", attr(t, ctx, "main form.card-form", "action"), "the page offers a new link")
+		shot(t, ctx, "10b-signin-link-used")
 		step(t, ctx, "sign in with the API key",
 			chromedp.Click(chromedp.CSS("details.card-form summary")),
 			chromedp.WaitVisible(chromedp.CSS("#api_key")),
