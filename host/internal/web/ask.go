@@ -66,17 +66,17 @@ func (f *fallback) Text() string {
 	}
 	b.WriteString("The model assigned to the " + role + " role")
 	if f.Model != "" {
-		b.WriteString(" (" + f.Model + ")")
+		b.WriteString(", " + f.Model + ",")
 	}
 	switch {
 	case f.Provider != "" && f.Endpoint != "":
-		b.WriteString(" at " + f.Provider + ", " + f.Endpoint + ",")
+		b.WriteString(" at " + f.Provider + " (" + f.Endpoint + ")")
 	case f.Provider != "":
-		b.WriteString(" at " + f.Provider + ",")
+		b.WriteString(" at " + f.Provider)
 	case f.Endpoint != "":
-		b.WriteString(" at " + f.Endpoint + ",")
+		b.WriteString(" at " + f.Endpoint)
 	}
-	b.WriteString(" failed, so the builtin extractive method answered: no language model wrote this answer.")
+	b.WriteString(" failed.")
 	why := f.Reason
 	if why == "" {
 		why = f.Message
@@ -84,6 +84,7 @@ func (f *fallback) Text() string {
 	if why != "" {
 		b.WriteString(" " + sentence(why, ""))
 	}
+	b.WriteString(" The builtin extractive method answered instead: no language model wrote this answer.")
 	return b.String()
 }
 

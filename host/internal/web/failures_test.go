@@ -39,7 +39,9 @@ func (b *browser) getHTML(path string) (page, http.Header) {
 func flashText(body string) string { return between(body, `<p class="flash" role="status">`, `</p>`) }
 
 // errorText is the text of the page's error banner, or "".
-func errorText(body string) string { return between(body, `<div class="error" role="alert" id="error" tabindex="-1">`, `</div>`) }
+func errorText(body string) string {
+	return between(body, `<div class="error" role="alert" id="error" tabindex="-1">`, `</div>`)
+}
 
 // TestFailuresSpeakToPeople walks the failures a researcher meets in the first hour,
 // without JavaScript, against the dashboard as lectern dashboard runs it and as
@@ -181,6 +183,29 @@ func bannersFollowOutcome(t *testing.T, s *stack, b *browser) {
 	require.NotContains(t, p.body, "Your account is locked")
 }
 
+// fallbackAPI stands in for the API's answer route until the API reports a model
+// fallback (issue 14, the API half of item 10): a signed-in admin, no projects, and
+// an answer whose done event is done.
+func fallbackAPI(done string) http.Handler {
+	api := http.NewServeMux()
+	api.HandleFunc("GET /api/me", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"id":"u1","email":"ada@example.org","role":"admin"}`)
+	})
+	api.HandleFunc("GET /api/projects", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, `{"items":[]}`) })
+	api.HandleFunc("POST /api/rag/ask", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: token\ndata: {\"text\":\"Students on the adaptive schedule spent less time reviewing [S1].\"}\n\n"+
+			"event: citations\ndata: {\"citations\":[{\"marker\":\"S1\",\"paper_id\":\"p1\",\"title\":\"Spaced Repetition for Readers\",\"page\":3}]}\n\n"+
+			"event: done\ndata: "+done+"\n\n")
+	})
+	return api
+}
+
+// fallbackDone is a done event of an answer the builtin method gave because the
+// model assigned to answers could not be reached.
+const fallbackDone = `{"method":"extractive","answered":true,"fallback":{"role":"answer","provider":"custom_compatible",` +
+	`"endpoint":"http://10.0.0.9:8080/v1","reason":"the endpoint could not be reached"}}`
+
 // TestAnswerSaysWhyTheBuiltinMethodAnswered: when the API reports that the model
 // assigned to answers failed and the builtin method answered, the answer page names
 // the role, the provider and endpoint and the reason.
@@ -191,26 +216,15 @@ func TestAnswerSaysWhyTheBuiltinMethodAnswered(t *testing.T) {
 		done string
 		want []string
 	}{
-		{"object", `{"method":"extractive","answered":true,"fallback":{"role":"answer","provider":"custom_compatible","endpoint":"http://10.0.0.9:8080/v1","reason":"the endpoint could not be reached"}}`,
-			[]string{"The model assigned to the answer role at custom_compatible, http://10.0.0.9:8080/v1, failed, so the builtin extractive method answered",
-				"The endpoint could not be reached."}},
+		{"object", fallbackDone,
+			[]string{"The model assigned to the answer role at custom_compatible (http://10.0.0.9:8080/v1) failed. The endpoint could not be reached. " +
+				"The builtin extractive method answered instead: no language model wrote this answer."}},
 		{"sentence", `{"method":"extractive","answered":true,"fallback_reason":"The answer role's model at openai did not answer in time, so the builtin method answered."}`,
 			[]string{"The answer role&#39;s model at openai did not answer in time, so the builtin method answered. No language model wrote this answer."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			api := http.NewServeMux()
-			api.HandleFunc("GET /api/me", func(w http.ResponseWriter, _ *http.Request) {
-				_, _ = io.WriteString(w, `{"id":"u1","email":"ada@example.org","role":"admin"}`)
-			})
-			api.HandleFunc("GET /api/projects", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, `{"items":[]}`) })
-			api.HandleFunc("POST /api/rag/ask", func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				_, _ = io.WriteString(w, "event: token\ndata: {\"text\":\"Spacing helps [S1].\"}\n\n"+
-					"event: citations\ndata: {\"citations\":[{\"marker\":\"S1\",\"paper_id\":\"p1\",\"title\":\"T\",\"page\":2}]}\n\n"+
-					"event: done\ndata: "+tc.done+"\n\n")
-			})
-			u, err := url.Parse(newTestServer(t, api))
+			u, err := url.Parse(newTestServer(t, fallbackAPI(tc.done)))
 			require.NoError(t, err)
 			w, err := New(Config{APIURL: u})
 			require.NoError(t, err)
@@ -304,7 +318,9 @@ func TestFlashNeverShowsAFailureAsSuccess(t *testing.T) {
 	require.Negative(t, cleared[0].MaxAge)
 	require.Contains(t, errorText(body), "The PDF is damaged or cut short.")
 
-	failed := carry(func(w http.ResponseWriter) { setFlashError(w, &uiError{What: "The job has already finished.", Do: "Nothing to cancel."}) })
+	failed := carry(func(w http.ResponseWriter) {
+		setFlashError(w, &uiError{What: "The job has already finished.", Do: "Nothing to cancel."})
+	})
 	body = show(failed, &view{})
 	require.Empty(t, flashText(body))
 	require.Contains(t, errorText(body), "The job has already finished.")

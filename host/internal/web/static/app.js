@@ -180,12 +180,13 @@
     if (!f.role && !f.provider && !f.endpoint && !f.model && !f.reason) {
       return (end(f.message) || "The model assigned to answers failed, so the builtin extractive method answered.") + " No language model wrote this answer.";
     }
-    var t = "The model assigned to the " + (f.role || "answer") + " role" + (f.model ? " (" + f.model + ")" : "");
-    var where = [f.provider, f.endpoint].filter(Boolean).join(", ");
-    if (where) t += " at " + where + ",";
-    t += " failed, so the builtin extractive method answered: no language model wrote this answer.";
+    var t = "The model assigned to the " + (f.role || "answer") + " role" + (f.model ? ", " + f.model + "," : "");
+    if (f.provider && f.endpoint) t += " at " + f.provider + " (" + f.endpoint + ")";
+    else if (f.provider || f.endpoint) t += " at " + (f.provider || f.endpoint);
+    t += " failed.";
     var why = end(f.reason || f.message);
-    return why ? t + " " + why : t;
+    if (why) t += " " + why;
+    return t + " The builtin extractive method answered instead: no language model wrote this answer.";
   }
 
   // readEvents parses a text/event-stream body and calls onEvent(name, data).
