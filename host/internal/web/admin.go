@@ -29,18 +29,22 @@ func (h *handler) usersPage(w http.ResponseWriter, r *http.Request, s *session, 
 func (h *handler) userInvite(w http.ResponseWriter, r *http.Request, s *session, v *view) {
 	body := map[string]string{"email": strings.TrimSpace(r.PostFormValue("email")), "role": r.PostFormValue("role")}
 	var res struct {
-		InviteSent bool   `json:"invite_sent"`
-		Detail     string `json:"detail"`
+		InviteSent bool `json:"invite_sent"`
 	}
 	if err := s.c.do(http.MethodPost, "/api/admin/users", body, &res); err != nil {
 		h.fail(w, r, s, v, err, h.usersPage, nil)
 		return
 	}
-	msg := "The account of " + body["email"] + " is created and an invitation is on its way."
 	if !res.InviteSent {
-		msg = "The account of " + body["email"] + " is created. " + sentence(res.Detail, "No invitation could be mailed; send a link once mail is set up.")
+		// The account exists, the mail did not go: the success and the failure are
+		// shown apart.
+		setFlashMixed(w, "The account of "+body["email"]+" is created.", &uiError{
+			What: "The invitation to " + body["email"] + " could not be mailed.",
+			Do:   "Check the mail (SMTP) settings, then press Send link next to the account."})
+		http.Redirect(w, r, "/admin/users", http.StatusSeeOther)
+		return
 	}
-	done(w, r, "/admin/users", msg)
+	done(w, r, "/admin/users", "The account of "+body["email"]+" is created and an invitation is on its way.")
 }
 
 func (h *handler) userRole(w http.ResponseWriter, r *http.Request, s *session, _ *view) {
@@ -115,13 +119,20 @@ func (h *handler) pluginsPage(w http.ResponseWriter, r *http.Request, s *session
 func (h *handler) pluginUpdate(w http.ResponseWriter, r *http.Request, s *session, _ *view) {
 	name := chi.URLParam(r, "name")
 	enabled := r.PostFormValue("enabled") == "true"
-	if err := s.c.do(http.MethodPatch, "/api/admin/plugins/"+pathEscape(name), map[string]bool{"enabled": enabled}, nil); err != nil {
+	var st pluginInfo
+	if err := s.c.do(http.MethodPatch, "/api/admin/plugins/"+pathEscape(name), map[string]bool{"enabled": enabled}, &st); err != nil {
 		h.actionFailed(w, r, err, "/admin/plugins")
 		return
 	}
-	word := "disabled"
-	if enabled {
-		word = "enabled"
+	if !enabled {
+		done(w, r, "/admin/plugins", name+" is disabled.")
+		return
 	}
-	done(w, r, "/admin/plugins", name+" is "+word+".")
+	if st.State == "failed" {
+		setFlashMixed(w, name+" is enabled.", &uiError{What: name + " could not start.",
+			Do: "The server log has the reason; check the plugin's binary and settings, then enable it again."})
+		http.Redirect(w, r, "/admin/plugins", http.StatusSeeOther)
+		return
+	}
+	done(w, r, "/admin/plugins", name+" is enabled.")
 }

@@ -21,8 +21,71 @@ type answer struct {
 	Method    string
 	Model     string
 	Answered  bool
+	// Fallback, when set, says why the builtin method answered although a model
+	// is assigned to answers.
+	Fallback *fallback
 	// Err is set when the stream reported an error.
 	Err *uiError
+}
+
+// fallback is the API's account of an assigned model that failed, so that the
+// builtin method answered instead: the role, the provider and endpoint it failed
+// at, and why, in a sentence. The API may send it as an object or as one sentence.
+type fallback struct {
+	Role     string `json:"role"`
+	Provider string `json:"provider"`
+	Endpoint string `json:"endpoint"`
+	Model    string `json:"model"`
+	Reason   string `json:"reason"`
+	Message  string `json:"message"`
+}
+
+// UnmarshalJSON reads the object, or a bare sentence into Message.
+func (f *fallback) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*f = fallback{Message: s}
+		return nil
+	}
+	type plain fallback
+	return json.Unmarshal(b, (*plain)(f))
+}
+
+// Text is the note shown under the answer: which model failed where, why, and that
+// the builtin method answered.
+func (f *fallback) Text() string {
+	if f.Role == "" && f.Provider == "" && f.Endpoint == "" && f.Model == "" && f.Reason == "" {
+		// The API's own sentence, which names them.
+		return sentence(f.Message, "The model assigned to answers failed, so the builtin extractive method answered.") +
+			" No language model wrote this answer."
+	}
+	var b strings.Builder
+	role := f.Role
+	if role == "" {
+		role = "answer"
+	}
+	b.WriteString("The model assigned to the " + role + " role")
+	if f.Model != "" {
+		b.WriteString(", " + f.Model + ",")
+	}
+	switch {
+	case f.Provider != "" && f.Endpoint != "":
+		b.WriteString(" at " + f.Provider + " (" + f.Endpoint + ")")
+	case f.Provider != "":
+		b.WriteString(" at " + f.Provider)
+	case f.Endpoint != "":
+		b.WriteString(" at " + f.Endpoint)
+	}
+	b.WriteString(" failed.")
+	why := f.Reason
+	if why == "" {
+		why = f.Message
+	}
+	if why != "" {
+		b.WriteString(" " + sentence(why, ""))
+	}
+	b.WriteString(" The builtin extractive method answered instead: no language model wrote this answer.")
+	return b.String()
 }
 
 type askData struct {
@@ -76,12 +139,18 @@ func (h *handler) ask(s *session, body map[string]any) (*answer, error) {
 			}
 		case sse.DoneEvent:
 			var d struct {
-				Model    string `json:"model"`
-				Method   string `json:"method"`
-				Answered bool   `json:"answered"`
+				Model    string    `json:"model"`
+				Method   string    `json:"method"`
+				Answered bool      `json:"answered"`
+				Fallback *fallback `json:"fallback"`
+				// FallbackReason is the fallback's sentence when the API sends it alone.
+				FallbackReason string `json:"fallback_reason"`
 			}
 			_ = json.Unmarshal(ev.Data, &d)
-			a.Model, a.Method, a.Answered = d.Model, d.Method, d.Answered
+			a.Model, a.Method, a.Answered, a.Fallback = d.Model, d.Method, d.Answered, d.Fallback
+			if a.Fallback == nil && d.FallbackReason != "" {
+				a.Fallback = &fallback{Message: d.FallbackReason}
+			}
 			a.Text = text.String()
 			return a, nil
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
@@ -191,6 +192,21 @@ func browserFlow(t *testing.T, s *stack) {
 		shot(t, ctx, "03-upload-done")
 	})
 
+	t.Run("damaged-upload", func(t *testing.T) {
+		broken := filepath.Join(t.TempDir(), "cut-short.pdf")
+		whole := samplePDF("Cut short", paperPages)
+		require.NoError(t, os.WriteFile(broken, whole[:len(whole)/2], 0o644))
+		step(t, ctx, "upload a PDF cut short",
+			navigate(base+"/library"),
+			chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), []string{broken}),
+			chromedp.Click(chromedp.CSS(`form[data-upload] button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS(`section[aria-labelledby="again-h"] #upload-file`)))
+		require.Equal(t, "The PDF could not be read", read(t, ctx, "main h1"))
+		require.Contains(t, read(t, ctx, "#error"), "The PDF is damaged or cut short; upload it again or use another copy.")
+		shot(t, ctx, "03b-upload-damaged")
+		step(t, ctx, "back to the paper that was read", navigate(paperURL), chromedp.WaitVisible(chromedp.CSS("#question")))
+	})
+
 	t.Run("ask", func(t *testing.T) {
 		step(t, ctx, "ask a question",
 			chromedp.SendKeys(chromedp.CSS("#question"), "What did the students on the adaptive schedule spend less time on?"),
@@ -258,6 +274,13 @@ func browserFlow(t *testing.T, s *stack) {
 		step(t, ctx, "sign out again",
 			chromedp.Click(chromedp.CSS(".signout button")),
 			chromedp.WaitVisible(chromedp.CSS("details.card-form summary")))
+		step(t, ctx, "open the used link again",
+			navigate(link),
+			chromedp.WaitVisible(chromedp.CSS(`#error`)))
+		require.Equal(t, "This sign-in link no longer works", read(t, ctx, "main h1"))
+		require.Contains(t, read(t, ctx, "#error"), "This sign-in link has expired or was used already.")
+		require.Equal(t, "/signin/link", attr(t, ctx, "main form.card-form", "action"), "the page offers a new link")
+		shot(t, ctx, "10b-signin-link-used")
 		step(t, ctx, "sign in with the API key",
 			chromedp.Click(chromedp.CSS("details.card-form summary")),
 			chromedp.WaitVisible(chromedp.CSS("#api_key")),
@@ -302,4 +325,33 @@ func browserFlow(t *testing.T, s *stack) {
 			chromedp.WaitVisible(chromedp.CSS(".paper-item")))
 		shot(t, ctx, "17-library-phone-dark")
 	})
+}
+
+// TestBrowserAnswerFallback: with JavaScript, an answer the builtin method gave
+// because the assigned model failed says so under the answer, naming the role,
+// provider and endpoint. The API's answer is stood in for (fallbackAPI) until the
+// API sends the fallback field.
+func TestBrowserAnswerFallback(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(newTestServer(t, fallbackAPI(fallbackDone)))
+	require.NoError(t, err)
+	w, err := New(Config{APIURL: u})
+	require.NoError(t, err)
+	base := newTestServer(t, w)
+	ctx := newBrowser(t)
+	step(t, ctx, "sign in (a session cookie the stand-in API accepts)",
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, network.SetCookie, network.SetCookieParams{Name: sessionCookie, Value: "s", URL: base})
+			return err
+		}),
+		navigate(base+"/ask"),
+		chromedp.WaitVisible(chromedp.CSS("#question")))
+	step(t, ctx, "ask",
+		chromedp.SendKeys(chromedp.CSS("#question"), "What did the students on the adaptive schedule spend less time on?"),
+		chromedp.Click(chromedp.CSS(`form[data-ask] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-answer][data-done="true"] [data-answer-fallback]`)))
+	note := read(t, ctx, "[data-answer] [data-answer-fallback]")
+	require.Equal(t, "The model assigned to the answer role at custom_compatible (http://10.0.0.9:8080/v1) failed. The endpoint could not be reached. "+
+		"The builtin extractive method answered instead: no language model wrote this answer.", note, "the same words as without JavaScript")
+	t.Run("standalone", func(t *testing.T) { shot(t, ctx, "18-answer-model-fallback") })
 }

@@ -33,6 +33,7 @@ var messages = map[string]message{
 	"already_onboarded":       {"This Lectern already has its admin.", "Sign in instead: ask for a sign-in link, or use the API key on a single-user install."},
 	"onboarding_not_local":    {"The first admin can only be created from the machine Lectern runs on.", "Open the dashboard on that machine (http://localhost:3001), or ask the operator to do it."},
 	"not_single_user":         {"Signing in with the API key works only while Lectern has exactly one account, its admin.", "Ask for a sign-in link by email instead."},
+	"invalid_token":           {"This sign-in link has expired or was used already.", "Each link works once and only for a short time. Enter your email address below to get a new one."},
 	"invalid_api_key":         {"That API key is not valid.", "Copy SERVICE_API_KEY from the server's configuration and try again."},
 	"missing_api_key":         {"No API key was given.", "Paste the value of SERVICE_API_KEY from the server's configuration."},
 	"ops_key_not_configured":  {"This Lectern has no API key configured, so it cannot be used to sign in.", "Ask for a sign-in link by email, or have the operator set SERVICE_API_KEY."},

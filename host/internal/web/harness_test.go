@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -54,13 +55,25 @@ const (
 type mailbox struct {
 	mu   sync.Mutex
 	msgs []mail.Message
+	// down makes Send fail, as a mail server that cannot be reached does.
+	down bool
 }
 
 func (m *mailbox) Send(_ context.Context, msg mail.Message) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.down {
+		return errors.New("dial tcp: lookup smtp.example.org: no such host")
+	}
 	m.msgs = append(m.msgs, msg)
 	return nil
+}
+
+// setDown makes the mail server unreachable, or reachable again.
+func (m *mailbox) setDown(down bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.down = down
 }
 
 // link waits for the sign-in link last mailed to addr.

@@ -58,17 +58,69 @@ func (h *handler) jobPage(w http.ResponseWriter, r *http.Request, s *session, v 
 	if j.Active() {
 		v.Refresh = 3
 	}
-	v.Title, v.Nav, v.Data = j.Label(), "jobs", &j
+	v.Title, v.Nav, v.Data = j.Label(), "jobs", newJobView(j)
 	h.show(w, r, "job", v)
+}
+
+// jobView is the job page's data.
+type jobView struct {
+	job
+	// Retry is true for an uploaded PDF that could not be read: the page offers to
+	// upload one again.
+	Retry bool
+}
+
+func newJobView(j job) *jobView {
+	return &jobView{job: j, Retry: j.Kind == "ingest.pdf" && j.State == "failed"}
+}
+
+// unreadUpload shows, instead of "not found", why the paper of an upload is gone:
+// when the PDF cannot be read, its reading job deletes the paper, and the browser
+// was sent to the paper's page with ?job= to follow that job. While the job is
+// still ending, its progress shows (and the page reloads); once it has failed, its
+// reason and a form to upload again. It reports false when the request names no
+// job of this paper.
+func (h *handler) unreadUpload(w http.ResponseWriter, r *http.Request, s *session, paperID string) bool {
+	n, err := strconv.ParseInt(r.URL.Query().Get("job"), 10, 64)
+	if err != nil {
+		return false
+	}
+	var j job
+	if s.c.get("/api/jobs/"+itoa(n), &j) != nil || j.PaperID() != paperID {
+		return false
+	}
+	v := &view{Title: j.Label(), Me: s.me, Nav: "library", Data: newJobView(j)}
+	switch {
+	case j.Active():
+		v.Refresh = 3
+	case j.Error != nil:
+		v.Title = "The PDF could not be read"
+		v.Err = &uiError{What: sentence(j.Error.Message, "Lectern could not read the PDF."),
+			Do: "Nothing of it was kept. Upload the PDF again below, or another copy of it."}
+	default:
+		return false
+	}
+	h.view.render(w, r, http.StatusOK, "job", v)
+	return true
 }
 
 // jobCancel cancels a job.
 func (h *handler) jobCancel(w http.ResponseWriter, r *http.Request, s *session, _ *view) {
 	id := chi.URLParam(r, "id")
 	to := back(r, "/jobs/"+id)
-	if err := s.c.do(http.MethodPost, "/api/jobs/"+pathEscape(id)+"/cancel", nil, nil); err != nil {
+	var j job
+	if err := s.c.do(http.MethodPost, "/api/jobs/"+pathEscape(id)+"/cancel", nil, &j); err != nil {
 		h.actionFailed(w, r, err, to)
 		return
 	}
-	done(w, r, to, "The job is cancelled.")
+	done(w, r, to, cancelMessage(j))
+}
+
+// cancelMessage says what a cancel did: a running job stops at its next step, so it
+// is not called cancelled before it is.
+func cancelMessage(j job) string {
+	if j.State == "cancelled" {
+		return "The job is cancelled."
+	}
+	return "Lectern is stopping the job; it stops at its next step."
 }

@@ -33,6 +33,9 @@ func (h *handler) paperPage(w http.ResponseWriter, r *http.Request, s *session, 
 			h.toSignIn(w, r)
 			return
 		}
+		if isStatus(err, http.StatusNotFound) && h.unreadUpload(w, r, s, id) {
+			return
+		}
 		h.view.render(w, r, statusOf(err), "error", &view{Title: "Paper not found", Me: s.me, Nav: "library", Err: humanError(err)})
 		return
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -76,7 +77,8 @@ type view struct {
 	Nav string
 	// Me is the signed-in account; nil on the sign-in pages.
 	Me *me
-	// Flash is a success message carried over a redirect.
+	// Flash is a success message carried over a redirect. It never holds a
+	// failure: that goes in Err.
 	Flash string
 	// Err is the error to show above the page's content.
 	Err *uiError
@@ -109,8 +111,13 @@ func (rd *renderer) render(w http.ResponseWriter, r *http.Request, status int, p
 	if v.Path == "" {
 		v.Path = r.URL.RequestURI()
 	}
-	if v.Flash == "" && v.Err == nil {
-		v.Flash, v.Err = takeFlash(w, r)
+	// The outcome of the previous form shows once. A page that shows a failure of
+	// its own drops it: an earlier success next to it would read as if all went well.
+	if ok, ue := takeFlash(w, r); v.Err == nil {
+		if v.Flash == "" {
+			v.Flash = ok
+		}
+		v.Err = ue
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
@@ -125,20 +132,42 @@ func (rd *renderer) render(w http.ResponseWriter, r *http.Request, status int, p
 	_, _ = buf.WriteTo(w)
 }
 
-// flashCookie carries a success message over one redirect.
+// flashCookie carries the outcome of a form over one redirect.
 const flashCookie = "lectern_flash"
 
-func setFlash(w http.ResponseWriter, msg string) { writeFlash(w, "ok\n"+msg) }
+// flash is what a form's outcome leaves for the next page: what succeeded, what
+// failed, or both (an account created whose invitation could not be mailed). The
+// two are shown apart, so a failure never reads as a success.
+type flash struct {
+	OK   string `json:"ok,omitempty"`
+	What string `json:"what,omitempty"`
+	Do   string `json:"do,omitempty"`
+}
+
+// maxFlash bounds the cookie's value; a longer one is dropped, not shown cut.
+const maxFlash = 3000
+
+func setFlash(w http.ResponseWriter, msg string) { writeFlash(w, flash{OK: msg}) }
 
 // setFlashError carries an error over one redirect.
-func setFlashError(w http.ResponseWriter, e *uiError) { writeFlash(w, "err\n"+e.What+"\n"+e.Do) }
+func setFlashError(w http.ResponseWriter, e *uiError) { writeFlash(w, flash{What: e.What, Do: e.Do}) }
 
-func writeFlash(w http.ResponseWriter, s string) {
-	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: url.QueryEscape(s), Path: "/", MaxAge: 60,
+// setFlashMixed carries a success and the failure that came with it.
+func setFlashMixed(w http.ResponseWriter, msg string, e *uiError) {
+	writeFlash(w, flash{OK: msg, What: e.What, Do: e.Do})
+}
+
+func writeFlash(w http.ResponseWriter, f flash) {
+	raw, _ := json.Marshal(f)
+	v := url.QueryEscape(string(raw))
+	if len(v) > maxFlash {
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: v, Path: "/", MaxAge: 60,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode})
 }
 
-// takeFlash reads and clears the message of the previous request.
+// takeFlash reads and clears the outcome of the previous request.
 func takeFlash(w http.ResponseWriter, r *http.Request) (string, *uiError) {
 	ck, err := r.Cookie(flashCookie)
 	if err != nil {
@@ -146,17 +175,18 @@ func takeFlash(w http.ResponseWriter, r *http.Request) (string, *uiError) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	raw, err := url.QueryUnescape(ck.Value)
-	if err != nil || len(raw) > 600 {
+	if err != nil || len(ck.Value) > maxFlash {
 		return "", nil
 	}
-	parts := strings.Split(raw, "\n")
-	switch {
-	case parts[0] == "ok" && len(parts) == 2:
-		return parts[1], nil
-	case parts[0] == "err" && len(parts) == 3:
-		return "", &uiError{What: parts[1], Do: parts[2]}
+	var f flash
+	if json.Unmarshal([]byte(raw), &f) != nil {
+		return "", nil
 	}
-	return "", nil
+	var ue *uiError
+	if f.What != "" {
+		ue = &uiError{What: f.What, Do: f.Do}
+	}
+	return f.OK, ue
 }
 
 var funcs = template.FuncMap{

@@ -12,14 +12,20 @@ type reviewData struct {
 	Card     *card
 	Due      int
 	ClientID string
-	// Last is what the previous answer did, such as "Good: due again in 3 days".
+	// Last names the previous answer's rating, such as "Good recorded.".
 	Last string
 }
 
 // reviewPage shows the next due card; ratings 1-4 (keys 1-4 with JavaScript) each
 // name the interval they would give.
 func (h *handler) reviewPage(w http.ResponseWriter, r *http.Request, s *session, v *view) {
-	d := &reviewData{ClientID: newClientID(), Last: r.URL.Query().Get("last")}
+	d := &reviewData{ClientID: newClientID()}
+	// Only a known rating is named: the address carries a number, never text to show.
+	if n, err := strconv.Atoi(r.URL.Query().Get("rated")); err == nil {
+		if label := ratingLabel(n); label != "" {
+			d.Last = label + " recorded."
+		}
+	}
 	v.Title, v.Nav, v.Data = "Review", "review", d
 	var due struct {
 		Items []card `json:"items"`
@@ -55,11 +61,11 @@ func (h *handler) reviewPost(w http.ResponseWriter, r *http.Request, s *session,
 		h.actionFailed(w, r, err, "/review")
 		return
 	}
-	last := ""
-	if label := ratingLabel(rating); label != "" {
-		last = label + " recorded."
+	rated := ""
+	if ratingLabel(rating) != "" {
+		rated = strconv.Itoa(rating)
 	}
-	http.Redirect(w, r, "/review"+q("last", last), http.StatusSeeOther)
+	http.Redirect(w, r, "/review"+q("rated", rated), http.StatusSeeOther)
 }
 
 func ratingLabel(r int) string {

@@ -29,6 +29,9 @@ func (h *handler) routes() []Route {
 		{post, "/signin/link", public, f(h.signInLink)},
 		{post, "/signin/key", public, f(h.signInKey)},
 		{post, "/signout", signedIn, u(h.signOut)},
+		// A mailed sign-in link opened in a browser (Server.ServeHTTP sends only
+		// those here; API clients reach the API).
+		{get, verifyPath, public, f(h.verifyLink)},
 
 		// Library and feed, papers.
 		{get, "/library", signedIn, u(h.libraryPage)},

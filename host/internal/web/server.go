@@ -102,8 +102,12 @@ func New(cfg Config) (*Server, error) {
 }
 
 // ServeHTTP serves the dashboard, and /api/* (with the health and metrics paths
-// in process) from the API.
+// in process) from the API; a browser opening a mailed sign-in link gets a page.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isLinkVisit(r) {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
 	if strings.HasPrefix(r.URL.Path, "/api/") || slices.Contains(s.apiPaths, r.URL.Path) {
 		s.api.ServeHTTP(w, r)
 		return

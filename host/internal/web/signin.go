@@ -9,6 +9,40 @@ type signInData struct {
 	Next string
 	// Onboarding is true on a fresh instance without an admin yet.
 	Onboarding bool
+	// LinkFailed is true when the browser came with a sign-in link that no longer
+	// works.
+	LinkFailed bool
+}
+
+// verifyPath is the address of the sign-in link the API mails.
+const verifyPath = "/api/auth/verify"
+
+// isLinkVisit reports whether r is a browser opening a mailed sign-in link. Those
+// the dashboard answers itself, with a page; API clients go to the API as before.
+func isLinkVisit(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Path == verifyPath && strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// verifyLink turns a mailed sign-in link into a session through the API, and
+// explains, with a form for a new link, when the link has expired or was used.
+func (h *handler) verifyLink(w http.ResponseWriter, r *http.Request) {
+	c := h.api.caller(w, r)
+	err := c.get(verifyPath+q("token", r.URL.Query().Get("token")), &me{})
+	if err == nil {
+		done(w, r, "/library", "You are signed in.")
+		return
+	}
+	if isCode(err, "invalid_token") && c.session != "" && c.get("/api/me", &me{}) == nil {
+		// The link was used already, most likely by this browser a moment ago.
+		done(w, r, "/library", "This sign-in link was used already; you are signed in.")
+		return
+	}
+	h.logFailure(r, err)
+	v := &view{Title: "Sign in", Err: humanError(err), status: statusOf(err)}
+	if isCode(err, "invalid_token") {
+		v.Title = "This sign-in link no longer works"
+	}
+	h.showSignIn(w, r, v)
 }
 
 // signIn shows the sign-in page: a link by email, or the API key on a single-user
@@ -26,7 +60,7 @@ func (h *handler) showSignIn(w http.ResponseWriter, r *http.Request, v *view) {
 		next = ""
 	}
 	needed, _ := h.onboardingNeeded(h.api.caller(w, r))
-	v.Data = &signInData{Next: next, Onboarding: needed}
+	v.Data = &signInData{Next: next, Onboarding: needed, LinkFailed: r.URL.Path == verifyPath}
 	h.show(w, r, "signin", v)
 }
 

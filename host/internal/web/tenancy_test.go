@@ -40,6 +40,7 @@ var dashboardCases = map[string]idKind{
 	"POST /signin/link":                            noID,
 	"POST /signin/key":                             noID,
 	"POST /signout":                                noID,
+	"GET /api/auth/verify":                         noID,
 	"GET /library":                                 noID,
 	"POST /library/add":                            noID,
 	"POST /papers/upload":                          noID,

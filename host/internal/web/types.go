@@ -275,8 +275,22 @@ type sourceReport struct {
 	Status     string `json:"status"`
 	Results    int    `json:"results"`
 	DurationMS int    `json:"duration_ms"`
-	Error      string `json:"error"`
+	// Error is the source's own failure text, which may be a raw network error;
+	// the page shows Note instead.
+	Error string `json:"error"`
 }
+
+// sourceNotes say for people why a source gave no results, by its status.
+var sourceNotes = map[string]string{
+	"failed":          "The source could not be reached; try again later.",
+	"timeout":         "The source did not answer in time; try again later.",
+	"rate_limited":    "The source asked Lectern to slow down; try again in a minute.",
+	"skipped_backoff": "Skipped for now after repeated failures; Lectern tries it again in a while.",
+	"unknown_source":  "No such source is running.",
+}
+
+// Note is why the source gave no results, in a sentence; "" when it answered.
+func (s sourceReport) Note() string { return sourceNotes[s.Status] }
 
 type searchResponse struct {
 	Query   string         `json:"query"`
@@ -340,13 +354,16 @@ type auditPage struct {
 }
 
 type pluginInfo struct {
-	Name      string `json:"name"`
-	Kind      string `json:"kind"`
-	Version   string `json:"version"`
-	State     string `json:"state"`
-	Enabled   bool   `json:"enabled"`
-	Restarts  int    `json:"restarts"`
-	LastError string `json:"last_error"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Version  string `json:"version"`
+	State    string `json:"state"`
+	Enabled  bool   `json:"enabled"`
+	Restarts int    `json:"restarts"`
+	// LastError is the plugin host's own text, for the log; the page says only that
+	// and when a failure happened.
+	LastError   string     `json:"last_error"`
+	LastErrorAt *time.Time `json:"last_error_at"`
 }
 
 type llmProvider struct {

@@ -172,6 +172,23 @@
     });
   }
 
+  // fallbackText is the note of an answer the builtin method gave because the
+  // assigned model failed (ask.go, fallback.Text, says the same).
+  function fallbackText(f) {
+    if (typeof f === "string") f = { message: f };
+    var end = function (s) { s = (s || "").trim(); if (!s) return ""; s = s[0].toUpperCase() + s.slice(1); return /[.?!]$/.test(s) ? s : s + "."; };
+    if (!f.role && !f.provider && !f.endpoint && !f.model && !f.reason) {
+      return (end(f.message) || "The model assigned to answers failed, so the builtin extractive method answered.") + " No language model wrote this answer.";
+    }
+    var t = "The model assigned to the " + (f.role || "answer") + " role" + (f.model ? ", " + f.model + "," : "");
+    if (f.provider && f.endpoint) t += " at " + f.provider + " (" + f.endpoint + ")";
+    else if (f.provider || f.endpoint) t += " at " + (f.provider || f.endpoint);
+    t += " failed.";
+    var why = end(f.reason || f.message);
+    if (why) t += " " + why;
+    return t + " The builtin extractive method answered instead: no language model wrote this answer.";
+  }
+
   // readEvents parses a text/event-stream body and calls onEvent(name, data).
   async function readEvents(resp, onEvent) {
     var reader = resp.body.getReader(), dec = new TextDecoder(), buf = "";
@@ -198,7 +215,8 @@
     if (!live) return;
     var textEl = live.querySelector("[data-answer-text]"), list = live.querySelector("[data-answer-sources]"),
         heading = live.querySelector("[data-answer-sources-h]"), meta = live.querySelector("[data-answer-meta]"),
-        err = live.querySelector("[data-answer-error]"), button = form.querySelector("button[type=submit]");
+        err = live.querySelector("[data-answer-error]"), button = form.querySelector("button[type=submit]"),
+        fell = live.querySelector("[data-answer-fallback]");
     form.addEventListener("submit", async function (ev) {
       var fd = new FormData(form), question = (fd.get("question") || "").trim();
       if (!question) return;
@@ -207,7 +225,7 @@
       if (form.dataset.paperId) body.paper_ids = [form.dataset.paperId];
       if (body.scope === "project") body.project_id = fd.get("project_id");
       form.parentNode.querySelectorAll(".answer:not(.live)").forEach(function (old) { old.remove(); });
-      live.hidden = false; err.hidden = true; meta.textContent = ""; list.textContent = ""; heading.hidden = true;
+      live.hidden = false; err.hidden = true; fell.hidden = true; meta.textContent = ""; list.textContent = ""; heading.hidden = true;
       textEl.textContent = ""; live.setAttribute("aria-busy", "true"); button.disabled = true;
       var text = "", cites = [];
       try {
@@ -229,7 +247,9 @@
           else if (name === "error") { showError(err, [d.message || "The answer could not be finished.", "Try again, or ask in other words."]); }
           else if (name === "done") {
             if (!text) textEl.textContent = "No answer was found in the passages searched.";
-            meta.textContent = d.method === "extractive"
+            var fb = d.fallback || d.fallback_reason;
+            if (fb) { fell.querySelector("p").textContent = fallbackText(fb); fell.hidden = false; }
+            meta.textContent = fb ? "" : d.method === "extractive"
               ? "Quoted from the papers by the builtin extractive method: no language model wrote this answer."
               : d.method ? "Written by the model " + (d.model || "assigned to answers") + " from the passages cited." : "";
             live.dataset.done = "true";
