@@ -21,9 +21,11 @@ build:
 		$(GO) build -ldflags "$(LDFLAGS)" -o bin/plugins/$$(basename $$dir) ./$$dir || exit 1; \
 	done
 
-## run: build, then serve API and dashboard on http://127.0.0.1:3001 with the embedded
-## PostgreSQL under .lectern/pg (or DATABASE_URL when set)
+## run: build, install what serving needs when missing (poppler-utils, as root:
+## scripts/ensure-tools --serve), then serve API and dashboard on http://127.0.0.1:3001
+## with the embedded PostgreSQL under .lectern/pg (or DATABASE_URL when set)
 run: build
+	./scripts/ensure-tools --serve
 	@echo "Lectern: API and dashboard at http://localhost:3001 (Ctrl-C stops them)"
 	./bin/lectern serve
 

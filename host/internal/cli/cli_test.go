@@ -288,3 +288,18 @@ func latestMigration(t *testing.T) int {
 	require.NoError(t, err)
 	return migs[len(migs)-1].Version
 }
+
+// TestServeRefusesWithoutThePDFTools runs serve with a PATH holding neither pdftotext
+// nor pdfinfo: it refuses at once, in one line naming the package to install, instead
+// of failing every upload later (issue 14 item 12). Not parallel: it sets PATH.
+func TestServeRefusesWithoutThePDFTools(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0"},
+		lookup(map[string]string{"DATABASE_URL": "postgres://unused.invalid/lectern", "LECTERN_DATA_DIR": t.TempDir()}), &stdout, &stderr)
+	require.Equal(t, 1, code)
+	require.Empty(t, stdout.String())
+	require.Equal(t, "lectern: pdftotext and pdfinfo not found on PATH, and PDF uploads need them: "+
+		"install the Debian package poppler-utils (as root: apt-get install -y poppler-utils; `make run` does it for you)\n",
+		stderr.String(), "one line, before any database work")
+}

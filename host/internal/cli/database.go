@@ -21,7 +21,8 @@ const embeddedDatabase = "lectern"
 
 // openDatabase connects to DATABASE_URL, or, when it is unset, starts the private
 // cluster under LECTERN_DATA_DIR/pg. The returned close func closes the pool and
-// stops a cluster this call started.
+// stops the cluster only when this call started it and nobody else uses it
+// (pgembed.Cluster.Release): `lectern import` beside `make run` leaves the server up.
 func openDatabase(ctx context.Context, cfg *config.Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	if cfg.DatabaseURL.IsSet() {
 		pool, err := store.Open(ctx, cfg.DatabaseURL.Value())
@@ -43,7 +44,7 @@ func openDatabase(ctx context.Context, cfg *config.Config, log *slog.Logger) (*p
 	stop := func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		if err := cluster.Stop(stopCtx); err != nil {
+		if err := cluster.Release(stopCtx); err != nil {
 			log.Error("stop embedded database", "error", err)
 		}
 	}

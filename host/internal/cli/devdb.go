@@ -49,7 +49,12 @@ func runDevDB(ctx context.Context, args []string, env Env, stdout, stderr io.Wri
 		return 1
 	}
 	defer func() {
-		if err := cluster.Remove(context.WithoutCancel(ctx)); err != nil {
+		// A cluster that was already running under --dir is someone else's: leave it.
+		end := cluster.Remove
+		if cluster.Adopted() {
+			end = cluster.Release
+		}
+		if err := end(context.WithoutCancel(ctx)); err != nil {
 			fmt.Fprintf(stderr, "lectern devdb: %v\n", err)
 		}
 	}()

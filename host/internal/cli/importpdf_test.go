@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
+	"github.com/lectern-research/lectern/host/internal/pgembed"
 )
 
 func TestImportAFolderOfPDFs(t *testing.T) {
@@ -53,4 +55,49 @@ func TestImportAFolderOfPDFs(t *testing.T) {
 	require.Positive(t, chunks)
 
 	require.Equal(t, 2, Run(context.Background(), []string{"import", folder}, env, &out, &errOut), "--user is required")
+}
+
+// TestImportBesideServeLeavesItUp is issue 14's "running `lectern import` next to
+// `make run` leaves /readyz at 200": serve runs on the embedded cluster of a data
+// folder, import runs on the same folder (adopting the running server) and ends,
+// and the server is still up and ready. Serve, which started the cluster, stops it.
+func TestImportBesideServeLeavesItUp(t *testing.T) {
+	t.Parallel()
+	// Not t.TempDir: when the tests run as root, the postgres user must be able to
+	// pass through every parent folder.
+	dataDir, err := os.MkdirTemp("", "lectern-import-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dataDir, 0o711))
+	t.Cleanup(func() { os.RemoveAll(dataDir) })
+	pid := filepath.Join(dataDir, "pg", "data", "postmaster.pid")
+
+	base, _, stop := startServe(t, map[string]string{"LECTERN_DATA_DIR": dataDir})
+	ready := func() int {
+		t.Helper()
+		resp, err := http.Get(base + "/readyz")
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusOK, ready())
+
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, "postgres://"+pgembed.SuperUser+"@/lectern?sslmode=disable&host="+filepath.Join(dataDir, "pg", "run"))
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO users (email) VALUES ('ann@example.org')`)
+	pool.Close()
+	require.NoError(t, err)
+
+	var out, errOut bytes.Buffer
+	env := lookup(map[string]string{"LECTERN_DATA_DIR": dataDir})
+	code := Run(ctx, []string{"import", "--user", "ann@example.org", t.TempDir()}, env, &out, &errOut)
+	require.Equal(t, 0, code, "stdout %s\nstderr %s", out.String(), errOut.String())
+	require.Contains(t, out.String(), "0 PDF(s): 0 ingested")
+	require.Contains(t, errOut.String(), "adopting running PostgreSQL cluster")
+
+	require.FileExists(t, pid, "import left the server it did not start running")
+	require.Equal(t, http.StatusOK, ready(), "/readyz after the import")
+
+	require.Equal(t, 0, stop())
+	require.NoFileExists(t, pid, "serve stops the cluster it started")
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/sdk/plugintest"
@@ -18,7 +20,9 @@ commands:
   list    list the plugins of plugins.toml (LECTERN_PLUGINS_FILE) and whether their
           binaries exist
   check   start every configured plugin, enabled or not, and run the SDK's
-          conformance checks on it (--plugin NAME: only that one)
+          conformance checks on it (--plugin NAME: only that one). The plugins
+          are checked at once, each within its own deadline (--timeout, default
+          5m), so a slow or unreachable one never holds up or cancels the others
 
 Run-time changes an admin made (enabled flag, settings) are not shown here: see
 GET /api/admin/plugins.
@@ -97,10 +101,49 @@ func runPluginsList(args []string, env Env, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// defaultPluginDeadline bounds the whole check of one plugin (`plugins check --timeout`).
+const defaultPluginDeadline = 5 * time.Minute
+
+// pluginOutcome is what the check of one plugin came to.
+type pluginOutcome struct {
+	report *plugintest.Report
+	err    error
+	// timedOut: the plugin's own deadline ended its checks; interrupted: the
+	// command was (Ctrl-C) before they finished.
+	timedOut, interrupted bool
+}
+
+// checkPlugins checks every plugin at once, each under its own deadline, so a slow
+// or unreachable one never cancels the others' checks; only ctx (Ctrl-C) ends them
+// all. Outcomes are in the order of entries.
+func checkPlugins(ctx context.Context, entries []pluginhost.Entry, deadline time.Duration) []pluginOutcome {
+	out := make([]pluginOutcome, len(entries))
+	var wg sync.WaitGroup
+	for i, e := range entries {
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, deadline)
+			defer cancel()
+			report, err := plugintest.Check(pctx, plugintest.Options{
+				Path: e.Path, Kind: e.Kind, Settings: e.Settings, Timeout: e.CallTimeout,
+			})
+			out[i] = pluginOutcome{report: report, err: err,
+				interrupted: ctx.Err() != nil,
+				timedOut:    ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded)}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
 func runPluginsCheck(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) int {
 	fs := newFlagSet("plugins check", stderr)
 	only := fs.String("plugin", "", "check only the plugin with this name")
+	deadline := fs.Duration("timeout", defaultPluginDeadline, "deadline of each plugin's whole check (the plugins are checked at once)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *deadline <= 0 {
+		fmt.Fprintln(stderr, "lectern plugins check: --timeout must be positive, e.g. 2m")
 		return 2
 	}
 	file, entries, ok := loadPlugins(env, stderr)
@@ -125,28 +168,33 @@ func runPluginsCheck(ctx context.Context, args []string, env Env, stdout, stderr
 		return 0
 	}
 	failed := 0
-	for _, e := range entries {
-		report, err := plugintest.Check(ctx, plugintest.Options{
-			Path: e.Path, Kind: e.Kind, Settings: e.Settings, Timeout: e.CallTimeout,
-		})
-		if err != nil {
+	for i, o := range checkPlugins(ctx, entries, *deadline) {
+		e := entries[i]
+		if o.interrupted {
 			failed++
-			fmt.Fprintf(stdout, "FAIL  %s  %s\n      %s\n", e.ID(), e.Path, oneLine(err.Error()))
+			fmt.Fprintf(stdout, "FAIL  %s  interrupted before its checks finished\n", e.ID())
 			continue
 		}
+		if o.err != nil {
+			failed++
+			fmt.Fprintf(stdout, "FAIL  %s  %s\n      %s\n", e.ID(), e.Path, oneLine(o.err.Error()))
+			if o.timedOut {
+				fmt.Fprintf(stdout, "      did not start within its deadline of %s (--timeout)\n", *deadline)
+			}
+			continue
+		}
+		report := o.report
 		verdict := "PASS"
-		if !e.Version.Allows(report.Info.Version) {
+		if !e.Version.Allows(report.Info.Version) || report.Failed() || o.timedOut {
 			verdict = "FAIL"
-		}
-		if report.Failed() {
-			verdict = "FAIL"
-		}
-		if verdict == "FAIL" {
 			failed++
 		}
 		fmt.Fprintf(stdout, "%s  %s %s (protocol %d)\n", verdict, e.ID(), report.Info.Version, report.Info.ProtocolVersion)
 		if !e.Version.Allows(report.Info.Version) {
 			fmt.Fprintf(stdout, "      version %s is outside the accepted range %q\n", report.Info.Version, e.Version.String())
+		}
+		if o.timedOut {
+			fmt.Fprintf(stdout, "      did not finish its checks within its deadline of %s (--timeout); is its service reachable?\n", *deadline)
 		}
 		for _, r := range report.Results {
 			if r.Err != nil {

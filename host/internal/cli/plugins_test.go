@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -116,4 +118,63 @@ func TestPluginsCommandRefusals(t *testing.T) {
 			require.Contains(t, errOut, tc.stderr)
 		})
 	}
+}
+
+// TestPluginsCheckGivesEachPluginItsOwnDeadline checks a slow source (the example
+// source told to take 30 s a call) beside the builtin LLM plugin (issue 14 item 13).
+// The builtin's checks never wait for or die with the slow one's: ended by its own
+// deadline (--timeout) or by Ctrl-C, the slow source fails alone and says why.
+func TestPluginsCheckGivesEachPluginItsOwnDeadline(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	goBuild(t, filepath.Join(dir, "example"), "plugins/sources/example")
+	goBuild(t, filepath.Join(dir, "builtin"), "plugins/llm/builtin")
+	file := filepath.Join(dir, "plugins.toml")
+	require.NoError(t, os.WriteFile(file, []byte(`
+[[plugin]]
+name = "slow"
+kind = "source"
+path = "example"
+call_timeout = "20s"
+
+[plugin.settings]
+delay = "30s"
+
+[[plugin]]
+name = "builtin"
+kind = "llm"
+path = "builtin"
+`), 0o600))
+	env := lookup(map[string]string{"LECTERN_PLUGINS_FILE": file})
+
+	t.Run("own deadline", func(t *testing.T) {
+		t.Parallel()
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		code := runPlugins(t.Context(), []string{"check", "--timeout", "8s"}, env, &stdout, &stderr)
+		out := stdout.String()
+		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, stderr.String())
+		require.Less(t, time.Since(start), 19*time.Second, "the slow source's deadline ended its checks:\n%s", out)
+		require.Contains(t, out, "FAIL  source.slow 0.1.0 (protocol 1)")
+		require.Contains(t, out, "did not finish its checks within its deadline of 8s (--timeout)")
+		require.Contains(t, out, "PASS  llm.builtin")
+		require.Contains(t, out, "1 of 2 plugins failed")
+	})
+
+	t.Run("ctrl-c", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		// Long enough for the builtin on a loaded machine, well inside the slow
+		// source's first 20 s call.
+		time.AfterFunc(10*time.Second, cancel)
+		var stdout, stderr bytes.Buffer
+		code := runPlugins(ctx, []string{"check"}, env, &stdout, &stderr)
+		out := stdout.String()
+		require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, stderr.String())
+		require.Contains(t, out, "PASS  llm.builtin", "the builtin's checks finished long before Ctrl-C:\n%s", out)
+		require.Contains(t, out, "FAIL  source.slow  interrupted before its checks finished")
+		require.NotContains(t, out, "context canceled")
+		require.Contains(t, out, "1 of 2 plugins failed")
+	})
 }

@@ -41,6 +41,10 @@ func runServe(ctx context.Context, args []string, env Env, stdout, stderr io.Wri
 		}
 		cfg.ListenAddr = *addr
 	}
+	if err := checkServingTools(); err != nil {
+		fmt.Fprintf(stderr, "lectern: %v\n", err)
+		return 1
+	}
 	log := newLogger(cfg, stderr)
 	for _, name := range cfg.DeprecatedSet {
 		log.Warn("ignoring deprecated variable", "variable", name)

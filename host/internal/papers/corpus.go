@@ -378,6 +378,17 @@ func UpsertManyTx(ctx context.Context, tx pgx.Tx, ins []Input, discoveredBy *uui
 	return ids, nil
 }
 
+// libraryTitleMatchSQL finds, in user $1's library, a paper with the title $2 (compared
+// without case, spaces or punctuation) from year $3 or of no known year. The title key
+// is exactly the expression of the index papers_title_key (migration 0010), so the
+// lookup reads that index instead of computing the key for every library paper.
+const libraryTitleMatchSQL = `
+	SELECT p.id FROM user_library ul JOIN papers p ON p.id = ul.paper_id
+	 WHERE ul.user_id = $1
+	   AND lower(regexp_replace(p.title, '[^[:alnum:]]+', '', 'g')) = lower(regexp_replace($2::text, '[^[:alnum:]]+', '', 'g'))
+	   AND ($3::int IS NULL OR p.publication_date IS NULL OR extract(year FROM p.publication_date) = $3::int)
+	 LIMIT 1`
+
 // UpsertForUserTx adds a paper a user brings in themselves (an import, an upload) and
 // puts it into their library. The record is the user's word, not a public one, so it
 // never changes a row others can see: when it names a work already in the corpus that
@@ -422,12 +433,7 @@ func UpsertForUserTx(ctx context.Context, tx pgx.Tx, in Input, userID uuid.UUID,
 		if in.PublicationDate != nil {
 			year = in.PublicationDate.Year()
 		}
-		err := tx.QueryRow(ctx, `
-			SELECT p.id FROM user_library ul JOIN papers p ON p.id = ul.paper_id
-			 WHERE ul.user_id = $1
-			   AND lower(regexp_replace(p.title, '[^[:alnum:]]+', '', 'g')) = lower(regexp_replace($2, '[^[:alnum:]]+', '', 'g'))
-			   AND ($3::int IS NULL OR p.publication_date IS NULL OR extract(year FROM p.publication_date) = $3::int)
-			 LIMIT 1`, userID, in.Title, year).Scan(&id)
+		err := tx.QueryRow(ctx, libraryTitleMatchSQL, userID, in.Title, year).Scan(&id)
 		switch {
 		case err == nil:
 			found = true

@@ -122,11 +122,27 @@ func (a *API) Import(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.Invalid("The file holds no entries.", respond.FieldError{Field: "body", Message: "no BibTeX or RIS entries found"}))
 		return
 	}
-	res := ImportResult{Format: format, Errors: errs, PaperIDs: []uuid.UUID{}}
-	user := auth.CallerFrom(r.Context()).UserID
-	err = pgx.BeginFunc(r.Context(), a.store.pool, func(tx pgx.Tx) error {
+	res, err := a.store.ImportEntries(r.Context(), auth.CallerFrom(r.Context()).UserID, format, entries)
+	if err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	res.Errors = append(errs, res.Errors...)
+	res.Failed = len(res.Errors)
+	if res.Errors == nil {
+		res.Errors = []bibio.LineError{}
+	}
+	respond.JSON(w, http.StatusOK, res)
+}
+
+// ImportEntries adds parsed entries to the user's library in one transaction, each
+// entry under its own savepoint: an entry that fails is reported by its line (in
+// Errors) and undoes nothing else. format is recorded in each new paper's metadata.
+func (st *Store) ImportEntries(ctx context.Context, userID uuid.UUID, format string, entries []bibio.Entry) (ImportResult, error) {
+	res := ImportResult{Format: format, PaperIDs: []uuid.UUID{}}
+	err := pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
 		for _, e := range entries {
-			id, already, err := importOne(r.Context(), tx, e, format, user)
+			id, already, err := importOne(ctx, tx, e, format, userID)
 			if err != nil {
 				res.Errors = append(res.Errors, bibio.LineError{Line: e.Line, Message: err.Error()})
 				continue
@@ -141,14 +157,10 @@ func (a *API) Import(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
-		return
+		return ImportResult{}, fmt.Errorf("papers: import: %w", err)
 	}
 	res.Failed = len(res.Errors)
-	if res.Errors == nil {
-		res.Errors = []bibio.LineError{}
-	}
-	respond.JSON(w, http.StatusOK, res)
+	return res, nil
 }
 
 // importOne imports one entry under a savepoint, so a failure undoes only it.

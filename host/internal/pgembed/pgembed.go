@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // MinMajorVersion is the oldest PostgreSQL the schema supports (it uses UNIQUE NULLS
@@ -63,12 +64,14 @@ type Cluster struct {
 	socketDir string
 	binDir    string
 	owner     *sysUser // nil when the cluster runs as the current user
+	adopted   bool     // the server was already running when Start found it
 	log       *slog.Logger
 }
 
 // Start finds PostgreSQL binaries (installing them when allowed), creates the cluster
 // on first use and starts the server. A server already running on the same data
-// directory (left behind by a killed process) is adopted. Call Stop when done.
+// directory (another Lectern command's, or one left behind by a killed process) is
+// adopted. Call Release when done (Stop and Remove to end the cluster regardless).
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("pgembed: Options.Dir is required")
@@ -108,6 +111,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	if c.running(ctx) {
 		c.log.Info("adopting running PostgreSQL cluster", "dir", c.dir)
+		c.adopted = true
 		return c, nil
 	}
 	logFile := filepath.Join(c.dir, "postgres.log")
@@ -147,6 +151,62 @@ func (c *Cluster) EnsureDatabase(ctx context.Context, name string) error {
 		return fmt.Errorf("pgembed: create database %s: %w", name, err)
 	}
 	return nil
+}
+
+// Adopted reports whether the server was already running when Start found it, so
+// this process did not start it.
+func (c *Cluster) Adopted() bool { return c.adopted }
+
+// releaseWait is how long Release waits for the sessions of the caller's own, just
+// closed, pool to leave before it counts the remaining ones as someone else's.
+const releaseWait = 2 * time.Second
+
+// Release is Stop for a command that shares the cluster: it stops the server only
+// when this process started it and no one else is connected. A server it adopted
+// (`lectern serve` running beside `lectern import`), or one another process still
+// uses (a serve that adopted it meanwhile), keeps running, and its next user adopts
+// it. Close the caller's own pool first.
+func (c *Cluster) Release(ctx context.Context) error {
+	if c.adopted {
+		c.log.Info("leaving the PostgreSQL cluster running: this process did not start it", "dir", c.dir)
+		return nil
+	}
+	deadline := time.Now().Add(releaseWait)
+	for {
+		n, err := c.otherSessions(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return c.Stop(ctx)
+		}
+		if time.Now().After(deadline) {
+			c.log.Info("leaving the PostgreSQL cluster running: another process is connected", "dir", c.dir, "sessions", n)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// otherSessions counts the client sessions other than the one asking.
+func (c *Cluster) otherSessions(ctx context.Context) (int, error) {
+	if !c.running(ctx) {
+		return 0, nil
+	}
+	out, err := c.output(ctx, "psql", "-h", c.socketDir, "-U", SuperUser, "-d", "postgres", "-XAtqc",
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
+	if err != nil {
+		return 0, fmt.Errorf("pgembed: count sessions: %w", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		return 0, fmt.Errorf("pgembed: count sessions: %q is not a number", strings.TrimSpace(out))
+	}
+	return n, nil
 }
 
 // Stop shuts the server down (fast mode: open sessions are rolled back) and waits.

@@ -81,3 +81,40 @@ func TestClusterIsSocketOnlyAndAdoptable(t *testing.T) {
 	require.NoError(t, again.Remove(ctx))
 	require.NoDirExists(t, opts.Dir)
 }
+
+// TestReleaseLeavesAServerOthersUse is `lectern import` beside `make run`: a command
+// that adopted the running server never stops it, and the one that started it leaves
+// it up while another process is connected (issue 14 item 12).
+func TestReleaseLeavesAServerOthersUse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "lectern-pgembed-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o711))
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	opts := Options{Dir: filepath.Join(dir, "pg"), Logger: slog.New(slog.DiscardHandler)}
+	pid := filepath.Join(opts.Dir, "data", "postmaster.pid")
+
+	first, err := Start(ctx, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = first.Remove(context.Background()) })
+	require.False(t, first.Adopted())
+
+	// The second command (import) adopts the server and releases it.
+	second, err := Start(ctx, opts)
+	require.NoError(t, err)
+	require.True(t, second.Adopted())
+	require.NoError(t, second.Release(ctx))
+	require.FileExists(t, pid, "a command that adopted the server leaves it running")
+
+	// The starter releases while someone else (a serve that adopted it) is connected.
+	conn, err := pgx.Connect(ctx, first.ConnString("postgres"))
+	require.NoError(t, err)
+	require.NoError(t, first.Release(ctx))
+	require.FileExists(t, pid, "a server someone still uses keeps running")
+	require.NoError(t, conn.Ping(ctx), "and their session still works")
+	require.NoError(t, conn.Close(ctx))
+
+	require.NoError(t, first.Release(ctx))
+	require.NoFileExists(t, pid, "the starter stops its server once nobody else uses it")
+}
