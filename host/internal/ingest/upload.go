@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -164,9 +163,8 @@ func uploadTitle(filename string) string {
 	if title == "" || title == "." {
 		return "Uploaded PDF"
 	}
-	for len(title) > 1000 {
-		_, size := utf8.DecodeLastRuneInString(title)
-		title = title[:len(title)-size]
+	if r := []rune(title); len(r) > 1000 {
+		title = string(r[:1000])
 	}
 	return title
 }

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -218,4 +219,15 @@ func TestUploadsAreRateLimitedPerUser(t *testing.T) {
 	require.Equal(t, "rate_limited", body.Code)
 	rec, _ = b.upload(t, b.bob, "x.pdf", notPDF)
 	require.Equal(t, http.StatusUnsupportedMediaType, rec.Code, "another user has his own allowance")
+}
+
+func TestAnyFileNameMakesATitle(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	pdf := []byte("%PDF-1.4\n% a PDF with a very long name\n%%EOF\n")
+	rec, res := b.upload(t, b.ann, strings.Repeat("é", 1500)+".pdf", pdf)
+	require.Equal(t, http.StatusAccepted, rec.Code, "a name the papers table would refuse is cut, never a 500: %s", rec.Body.String())
+	var title string
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT title FROM papers WHERE id = $1`, res.PaperID).Scan(&title))
+	require.Equal(t, strings.Repeat("é", 1000), title, "the first 1000 characters")
 }
