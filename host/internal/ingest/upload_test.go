@@ -135,7 +135,7 @@ func TestReuploadsAreNotDuplicates(t *testing.T) {
 	const parallel = 6
 	var wg sync.WaitGroup
 	codes, ids := make([]int, parallel), make([]uuid.UUID, parallel)
-	var job int64
+	var job atomic.Int64
 	for i := range parallel {
 		wg.Add(1)
 		go func() {
@@ -143,7 +143,7 @@ func TestReuploadsAreNotDuplicates(t *testing.T) {
 			rec, res := b.upload(t, b.ann, "paper "+strconv.Itoa(i)+".pdf", pdf)
 			codes[i], ids[i] = rec.Code, res.PaperID
 			if res.Job != nil {
-				job = res.Job.ID
+				job.Store(res.Job.ID)
 			}
 		}()
 	}
@@ -158,7 +158,7 @@ func TestReuploadsAreNotDuplicates(t *testing.T) {
 	}
 	require.Equal(t, 1, accepted, "one upload creates the paper, the others find it")
 	require.Equal(t, 1, countPapers())
-	state, output := b.waitJob(t, job)
+	state, output := b.waitJob(t, job.Load())
 	require.Equal(t, "completed", state, output)
 	annPaper := ids[0]
 
