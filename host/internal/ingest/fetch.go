@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -74,49 +73,64 @@ func checkURL(u *url.URL) error {
 // ErrFetch is a download that did not give a PDF; its message says why.
 var ErrFetch = errors.New("ingest: download failed")
 
-// Fetch downloads link into the store and returns the PDF's digest and size.
-func (f *Fetcher) Fetch(ctx context.Context, store *Store, link string) (string, int64, error) {
+// Fetch downloads link into a staged file of the store (see Store): the caller
+// keeps it with KeepTx, and discards it on every path.
+func (f *Fetcher) Fetch(ctx context.Context, store *Store, link string) (*Staged, error) {
 	u, err := url.Parse(link)
 	if err == nil {
 		err = checkURL(u)
 	}
 	if err != nil {
-		return "", 0, fmt.Errorf("%w: %v", ErrFetch, err)
+		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return "", 0, fmt.Errorf("%w: %v", ErrFetch, err)
+		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
 	}
 	req.Header.Set("User-Agent", "Lectern (self-hosted research assistant)")
 	req.Header.Set("Accept", "application/pdf, */*;q=0.5")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return "", 0, fmt.Errorf("%w: %v", ErrFetch, err)
+		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", 0, fmt.Errorf("%w: the server answered %s", ErrFetch, resp.Status)
+		return nil, fmt.Errorf("%w: the server answered %s", ErrFetch, resp.Status)
 	}
-	sum, size, err := store.Put(io.LimitReader(resp.Body, MaxDownloadBytes+1))
+	st, err := store.Stage(resp.Body, MaxDownloadBytes)
 	switch {
 	case errors.Is(err, errNotPDF):
-		return "", 0, fmt.Errorf("%w: the link does not lead to a PDF", ErrFetch)
+		return nil, fmt.Errorf("%w: the link does not lead to a PDF", ErrFetch)
+	case errors.Is(err, errTooLarge):
+		return nil, fmt.Errorf("%w: the PDF is larger than 100 MB", ErrFetch)
+	case errors.Is(err, errBodyRead):
+		return nil, fmt.Errorf("%w: the download broke off", ErrFetch)
 	case err != nil:
-		return "", 0, fmt.Errorf("%w: %v", ErrFetch, err)
-	case size > MaxDownloadBytes:
-		return "", 0, fmt.Errorf("%w: the PDF is larger than 100 MB", ErrFetch)
+		return nil, err
 	}
-	return sum, size, nil
+	return st, nil
 }
 
 type ingestURLBody struct {
 	URL string `json:"url"`
 }
 
-// IngestURL answers POST /api/papers/{id}/ingest {"url"?}: it downloads the paper's
-// PDF (from url, else the paper's own pdf_url), adds the paper to the caller's
-// library and enqueues ingest.pdf for it, in one transaction. The paper must be one
-// the caller may see.
+// IngestURL answers POST /api/papers/{id}/ingest {"url"?}: it reads a paper's PDF
+// from a link. The paper must be one the caller may see. What the PDF becomes
+// depends on who else reads the paper (docs/ownership.md, "Whose text a PDF
+// becomes"); nothing the caller sends changes what another user reads:
+//
+//   - the caller's own private paper, held by no one else: the PDF (from url, else
+//     its pdf_url) is read into it again; 202.
+//   - a shared paper (public or instance-level) without text, no url or its own
+//     pdf_url: the PDF from its recorded pdf_url fills the shared paper, which joins
+//     the caller's library; 202.
+//   - a shared paper that has text, no url: it joins the caller's library, nothing
+//     is fetched; 200 with status "existing".
+//   - otherwise (a link of the caller's on a paper others read): the PDF becomes the
+//     caller's own private version of the paper, a new paper in their library
+//     linked by version_of; 202 with its id. A PDF whose text the caller or the
+//     corpus already has answers 200 with that paper instead.
 func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 	paperID, err := uuid.Parse(chi.URLParam(r, "id"))
 	if err != nil {
@@ -127,8 +141,9 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !auth.DecodeJSON(w, r, &body) {
 		return
 	}
-	user := auth.CallerFrom(r.Context()).UserID
-	it, err := papers.New(a.pool).Get(r.Context(), user, paperID)
+	ctx := r.Context()
+	user := auth.CallerFrom(ctx).UserID
+	it, err := papers.New(a.pool).Get(ctx, user, paperID)
 	if errors.Is(err, papers.ErrNotFound) {
 		respond.Err(w, r, respond.NotFound("No such paper."))
 		return
@@ -137,7 +152,27 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.Internal(err))
 		return
 	}
+	var corpus, mine, hasText bool
+	if err := a.pool.QueryRow(ctx, `
+		SELECT p.visibility = 'public' OR p.discovered_by IS NULL,
+		       p.visibility = 'private' AND p.discovered_by = $2
+		         AND NOT EXISTS (SELECT 1 FROM user_library ul WHERE ul.paper_id = p.id AND ul.user_id <> $2),
+		       EXISTS (SELECT 1 FROM paper_texts t WHERE t.paper_id = p.id)
+		  FROM papers p WHERE p.id = $1`, paperID, user).Scan(&corpus, &mine, &hasText); err != nil {
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
 	link := strings.TrimSpace(body.URL)
+	ownLink := link == "" || link == it.PDFURL
+	if corpus && hasText && link == "" {
+		if err := papers.AddToLibraryTx(ctx, a.pool, user, paperID, "manual_save"); err != nil {
+			respond.Err(w, r, respond.Internal(err))
+			return
+		}
+		respond.JSON(w, http.StatusOK, UploadResult{PaperID: paperID, Status: StatusExisting,
+			Message: "The paper's text is already in Lectern; it is in your library."})
+		return
+	}
 	if link == "" {
 		link = it.PDFURL
 	}
@@ -145,7 +180,11 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.Invalid("This paper has no PDF link; send one as \"url\".", respond.FieldError{Field: "url", Message: "is required for this paper"}))
 		return
 	}
-	sum, size, err := a.fetcher.Fetch(r.Context(), a.store, link)
+	if ok, wait := a.uploads.Allow(user.String()); !ok {
+		a.uploads.Refuse(w, r, wait)
+		return
+	}
+	st, err := a.fetcher.Fetch(ctx, a.store, link)
 	if errors.Is(err, ErrFetch) {
 		respond.Err(w, r, respond.Invalid(strings.TrimPrefix(err.Error(), "ingest: ")+".", respond.FieldError{Field: "url", Message: "could not be fetched as a PDF"}))
 		return
@@ -154,22 +193,89 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.Internal(err))
 		return
 	}
-	res := UploadResult{PaperID: paperID}
-	err = pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
-		if err := papers.AddToLibraryTx(r.Context(), tx, user, paperID, "manual_save"); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(r.Context(), `UPDATE papers SET metadata = metadata || jsonb_build_object('download',
-			jsonb_build_object('url', $2::text, 'sha256', $3::text, 'bytes', $4::bigint)) WHERE id = $1`, paperID, link, sum, size); err != nil {
-			return err
-		}
-		var err error
-		res.Job, err = a.queue.EnqueueTx(r.Context(), tx, user, Args{PaperID: paperID, SHA256: sum})
-		return err
-	})
+	defer st.Discard()
+	var res UploadResult
+	switch {
+	case mine:
+		res, err = a.reread(ctx, user, paperID, link, st)
+	case corpus && !hasText && ownLink:
+		res, err = a.fill(ctx, user, paperID, st)
+	default:
+		res, err = a.version(ctx, user, paperID, link, st)
+	}
 	if err != nil {
+		a.release(ctx, st.Sum)
 		respond.Err(w, r, respond.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusAccepted, res)
+	status := http.StatusAccepted
+	if res.Status == StatusExisting {
+		status = http.StatusOK
+	}
+	respond.JSON(w, status, res)
+}
+
+// reread reads a PDF again into the caller's own private paper, recording the link
+// on it.
+func (a *API) reread(ctx context.Context, user, paperID uuid.UUID, link string, st *Staged) (UploadResult, error) {
+	res := UploadResult{PaperID: paperID, Status: StatusQueued, Message: "Lectern is reading the PDF into your paper."}
+	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+		if err := st.KeepTx(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE papers SET metadata = metadata || jsonb_build_object('download',
+			jsonb_build_object('url', $2::text, 'sha256', $3::text, 'bytes', $4::bigint)) WHERE id = $1`, paperID, link, st.Sum, st.Size); err != nil {
+			return fmt.Errorf("ingest: record download: %w", err)
+		}
+		var err error
+		res.Job, err = a.queue.EnqueueTx(ctx, tx, user, Args{PaperID: paperID, SHA256: st.Sum})
+		return err
+	})
+	return res, err
+}
+
+// fill reads the PDF of a shared paper's own pdf_url into that paper, which has no
+// text yet, and adds it to the caller's library. Nothing of the caller is written
+// on the shared row.
+func (a *API) fill(ctx context.Context, user, paperID uuid.UUID, st *Staged) (UploadResult, error) {
+	res := UploadResult{PaperID: paperID, Status: StatusQueued, Message: "Lectern is fetching and reading the paper's PDF."}
+	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+		if err := st.KeepTx(ctx, tx); err != nil {
+			return err
+		}
+		if err := papers.AddToLibraryTx(ctx, tx, user, paperID, "manual_save"); err != nil {
+			return err
+		}
+		var err error
+		res.Job, err = a.queue.EnqueueTx(ctx, tx, user, Args{PaperID: paperID, SHA256: st.Sum})
+		return err
+	})
+	return res, err
+}
+
+// version makes the PDF the caller's own private version of a paper others read,
+// unless the caller or the corpus already has its text.
+func (a *API) version(ctx context.Context, user, paperID uuid.UUID, link string, st *Staged) (UploadResult, error) {
+	var res UploadResult
+	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+		if err := st.KeepTx(ctx, tx); err != nil {
+			return err
+		}
+		id, err := findCopyTx(ctx, tx, user, st.Sum)
+		if err == nil {
+			res = UploadResult{PaperID: id, Status: StatusExisting, Message: "Lectern already has this PDF's text; that paper is in your library."}
+			return nil
+		}
+		if !errors.Is(err, papers.ErrNotFound) {
+			return err
+		}
+		if id, err = CreateVersionTx(ctx, tx, user, paperID, link, st.Sum, st.Size); err != nil {
+			return err
+		}
+		res = UploadResult{PaperID: id, Status: StatusQueued, VersionOf: &paperID,
+			Message: "Other readers share this paper, so Lectern is reading your PDF into your own private version of it."}
+		res.Job, err = a.queue.EnqueueTx(ctx, tx, user, Args{PaperID: id, SHA256: st.Sum})
+		return err
+	})
+	return res, err
 }

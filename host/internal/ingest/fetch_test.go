@@ -51,13 +51,13 @@ func TestFetchRefusesInternalAddresses(t *testing.T) {
 		"ftp://example.org/paper.pdf",              // not http(s)
 		"https://user:pass@example.org/paper.pdf",  // credentials
 	} {
-		_, _, err := host.Fetch(context.Background(), store, link)
+		_, err := host.Fetch(context.Background(), store, link)
 		require.ErrorIs(t, err, ErrFetch, link)
 	}
 
 	// Even when the first hop is allowed, a redirect to an internal address is not.
 	f := NewFetcher(onlyServer(gateway))
-	_, _, err := f.Fetch(context.Background(), store, gateway.URL+"/paper.pdf")
+	_, err := f.Fetch(context.Background(), store, gateway.URL+"/paper.pdf")
 	require.ErrorIs(t, err, ErrFetch)
 	require.Contains(t, err.Error(), "refusing to connect to 127.0.0.1")
 }

@@ -8,15 +8,10 @@ package ingest
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,18 +20,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/chunk"
 	"github.com/lectern-research/lectern/host/internal/embed"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 )
-
-// MaxUploadBytes bounds a browser upload (the reference's 50 MB).
-const MaxUploadBytes = 50 << 20
 
 // Args are the arguments of an ingest.pdf job.
 type Args struct {
@@ -46,138 +36,6 @@ type Args struct {
 
 // Kind names the job.
 func (Args) Kind() string { return "ingest.pdf" }
-
-// Store keeps the PDFs, content-addressed under dir (LECTERN_DATA_DIR/pdfs).
-type Store struct {
-	dir string
-}
-
-// NewStore returns a Store under dir.
-func NewStore(dir string) *Store { return &Store{dir: dir} }
-
-// Path is where the PDF with this digest lives.
-func (s *Store) Path(sum string) string { return filepath.Join(s.dir, sum+".pdf") }
-
-// Put copies r to a temporary file, checks it starts like a PDF, and moves it to its
-// content address. It returns the digest and the size.
-func (s *Store) Put(r io.Reader) (string, int64, error) {
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return "", 0, fmt.Errorf("ingest: %w", err)
-	}
-	tmp, err := os.CreateTemp(s.dir, "upload-*.part")
-	if err != nil {
-		return "", 0, fmt.Errorf("ingest: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), r)
-	if err != nil {
-		return "", 0, err
-	}
-	head := make([]byte, 512)
-	m, _ := tmp.ReadAt(head, 0)
-	if !strings.HasPrefix(http.DetectContentType(head[:m]), "application/pdf") {
-		return "", 0, errNotPDF
-	}
-	if err := tmp.Close(); err != nil {
-		return "", 0, fmt.Errorf("ingest: %w", err)
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	if err := os.Rename(tmp.Name(), s.Path(sum)); err != nil {
-		return "", 0, fmt.Errorf("ingest: %w", err)
-	}
-	return sum, n, nil
-}
-
-var errNotPDF = errors.New("ingest: not a PDF")
-
-// API serves POST /api/papers/upload and POST /api/papers/{id}/ingest.
-type API struct {
-	pool    *pgxpool.Pool
-	store   *Store
-	queue   *jobs.Service
-	fetcher *Fetcher
-}
-
-// NewAPI returns the upload API; fetcher downloads PDFs from links.
-func NewAPI(pool *pgxpool.Pool, store *Store, queue *jobs.Service, fetcher *Fetcher) *API {
-	return &API{pool: pool, store: store, queue: queue, fetcher: fetcher}
-}
-
-// UploadResult is the answer to an upload.
-type UploadResult struct {
-	PaperID uuid.UUID      `json:"paper_id"`
-	Job     *jobs.Envelope `json:"job"`
-}
-
-// Upload answers POST /api/papers/upload (multipart, field "file"): the content must
-// be a PDF whatever its name says. The paper is created private to the uploader and
-// added to their library in the same transaction as its ingest.pdf job; 202 with the
-// paper id and the job.
-func (a *API) Upload(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBytes+1<<20)
-	file, header, err := r.FormFile("file")
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			respond.Err(w, r, &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: "The PDF is larger than 50 MB."})
-			return
-		}
-		respond.Err(w, r, respond.Invalid("Send the PDF as multipart/form-data in the field \"file\".", respond.FieldError{Field: "file", Message: "is required"}))
-		return
-	}
-	defer file.Close()
-	sum, size, err := a.store.Put(io.LimitReader(file, MaxUploadBytes+1))
-	switch {
-	case errors.Is(err, errNotPDF):
-		respond.Err(w, r, &respond.Error{Status: http.StatusUnsupportedMediaType, Code: "not_a_pdf", Detail: "The file is not a PDF."})
-		return
-	case err != nil:
-		respond.Err(w, r, respond.Internal(err))
-		return
-	case size > MaxUploadBytes:
-		respond.Err(w, r, &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: "The PDF is larger than 50 MB."})
-		return
-	}
-	user := auth.CallerFrom(r.Context()).UserID
-	title := strings.TrimSuffix(filepath.Base(header.Filename), filepath.Ext(header.Filename))
-	if strings.TrimSpace(title) == "" {
-		title = "Uploaded PDF"
-	}
-	var res UploadResult
-	err = pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
-		var err error
-		if res.PaperID, err = CreateUploadTx(r.Context(), tx, user, title, header.Filename, sum, size); err != nil {
-			return err
-		}
-		res.Job, err = a.queue.EnqueueTx(r.Context(), tx, user, Args{PaperID: res.PaperID, SHA256: sum})
-		return err
-	})
-	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	respond.JSON(w, http.StatusAccepted, res)
-}
-
-// CreateUploadTx creates the paper of a user's own PDF, private to them, and puts it
-// into their library, in the caller's transaction.
-func CreateUploadTx(ctx context.Context, tx pgx.Tx, user uuid.UUID, title, filename, sum string, size int64) (uuid.UUID, error) {
-	var id uuid.UUID
-	err := tx.QueryRow(ctx, `
-		INSERT INTO papers (title, source, discovered_by, visibility, metadata)
-		VALUES ($1, 'upload', $2, 'private', jsonb_build_object('upload', jsonb_build_object(
-		        'sha256', $3::text, 'filename', $4::text, 'bytes', $5::bigint, 'state', 'pending')))
-		RETURNING id`, title, user, sum, filename, size).Scan(&id)
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("ingest: create paper: %w", err)
-	}
-	if err := papers.AddToLibraryTx(ctx, tx, user, id, "upload"); err != nil {
-		return uuid.Nil, err
-	}
-	return id, nil
-}
 
 // Worker runs ingest.pdf.
 type Worker struct {
@@ -257,7 +115,11 @@ func (w *Worker) Ingest(ctx context.Context, args Args, owner uuid.UUID, progres
 		return Outcome{}, fmt.Errorf("ingest: chunk: %w", err)
 	}
 	progress(2, fmt.Sprintf("storing %d passages", len(chunks)))
-	if err := w.save(ctx, args, owner, doc, chunks); err != nil {
+	out := Outcome{Pages: len(doc.Pages), Chunks: len(chunks), Title: doc.Title, References: len(doc.References)}
+	if err := w.save(ctx, args, owner, doc, chunks); errors.Is(err, errSameText) {
+		progress(4, "done: the paper already has this PDF's text")
+		return out, nil
+	} else if err != nil {
 		return Outcome{}, err
 	}
 	progress(3, fmt.Sprintf("embedding %d passages", len(chunks)))
@@ -265,20 +127,63 @@ func (w *Worker) Ingest(ctx context.Context, args Args, owner uuid.UUID, progres
 		return Outcome{}, err
 	}
 	progress(4, "done")
-	return Outcome{Pages: len(doc.Pages), Chunks: len(chunks), Title: doc.Title, References: len(doc.References)}, nil
+	return out, nil
 }
 
 // discard removes the paper an upload created when its PDF is unusable: only a
-// private upload of the job's owner, never a paper anyone else holds.
+// private upload of the job's owner, never a paper anyone else holds. Its PDF goes
+// too, unless another paper refers to the same file.
 func (w *Worker) discard(ctx context.Context, paperID, owner uuid.UUID) error {
-	_, err := w.Pool.Exec(ctx, `
+	var sum string
+	err := w.Pool.QueryRow(ctx, `
 		DELETE FROM papers p WHERE p.id = $1 AND p.source = 'upload' AND p.visibility = 'private' AND p.discovered_by = $2
 		   AND NOT EXISTS (SELECT 1 FROM user_library ul WHERE ul.paper_id = p.id AND ul.user_id <> $2)
-		   AND NOT EXISTS (SELECT 1 FROM paper_texts t WHERE t.paper_id = p.id)`, paperID, owner)
+		   AND NOT EXISTS (SELECT 1 FROM paper_texts t WHERE t.paper_id = p.id)
+		RETURNING coalesce(p.metadata->'upload'->>'sha256', '')`, paperID, owner).Scan(&sum)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("ingest: discard unusable upload: %w", err)
 	}
+	if sum != "" {
+		if err := w.Store.Release(ctx, w.Pool, sum); err != nil {
+			w.Logger.WarnContext(ctx, "ingest: the unusable PDF stays on disk", "sha256", sum, "err", err)
+		}
+	}
 	return nil
+}
+
+// errSameText is a job whose paper already holds the text of this very PDF: there
+// is nothing to store.
+var errSameText = errors.New("ingest: the paper already has this text")
+
+// guardTx locks the paper and says whether the job may store this PDF's text on it
+// (see docs/ownership.md, "Whose text a PDF becomes"). A paper anyone but the
+// job's owner can read (public, instance-level, someone else's, or in someone
+// else's library) is filled once, while it has no text; after that its text,
+// chunks, vectors and identifiers stay. Only a private paper of the owner alone may
+// be read again.
+func guardTx(ctx context.Context, tx pgx.Tx, args Args, owner uuid.UUID) error {
+	var text []byte
+	var shared bool
+	err := tx.QueryRow(ctx, `
+		SELECT t.sha256, (p.visibility = 'public' OR p.discovered_by IS DISTINCT FROM $2
+		       OR EXISTS (SELECT 1 FROM user_library ul WHERE ul.paper_id = p.id AND ul.user_id <> $2))
+		  FROM papers p LEFT JOIN paper_texts t ON t.paper_id = p.id
+		 WHERE p.id = $1 FOR UPDATE OF p`, args.PaperID, owner).Scan(&text, &shared)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return jobs.NewPublicError("paper_gone", "The paper was deleted before its PDF was read.", nil)
+	case err != nil:
+		return fmt.Errorf("ingest: check paper: %w", err)
+	case !shared || text == nil:
+		return nil
+	case hex.EncodeToString(text) == args.SHA256:
+		return errSameText
+	}
+	return jobs.NewPublicError("paper_has_text",
+		"The paper already has its text, which other readers use, so it was left as it is; send your PDF's link to read your own private version.", nil)
 }
 
 func clean(s string) string { return strings.ReplaceAll(s, "\x00", "") }
@@ -292,12 +197,8 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 	}
 	sum, _ := hex.DecodeString(args.SHA256)
 	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM papers WHERE id = $1 FOR UPDATE)`, args.PaperID).Scan(&exists); err != nil {
+		if err := guardTx(ctx, tx, args, owner); err != nil {
 			return err
-		}
-		if !exists {
-			return jobs.NewPublicError("paper_gone", "The paper was deleted before its PDF was read.", nil)
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM paper_chunks WHERE paper_id = $1`, args.PaperID); err != nil {
 			return err
@@ -352,8 +253,10 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 				return fmt.Errorf("ingest: store citation: %w", err)
 			}
 		}
-		// What the PDF says about itself fills the upload's placeholder fields, when
-		// no other paper already holds the identifier.
+		// What the PDF says about itself fills the placeholder fields of the owner's
+		// own upload, when no other paper already holds the identifier. A shared
+		// paper keeps what its sources say, and a private version of one keeps the
+		// title copied from it and leaves the identifiers to it.
 		title := strings.Join(strings.Fields(clean(doc.Title)), " ")
 		doi := papers.NormalizeDOI(doc.DOI)
 		arxiv, version, _ := papers.NormalizeArxivID(doc.ArXivID)
@@ -363,13 +266,13 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 		}
 		_, err = tx.Exec(ctx, `
 			UPDATE papers p SET
-			  title = CASE WHEN $2 <> '' AND p.source = 'upload' THEN left($2, 1000) ELSE p.title END,
-			  doi = CASE WHEN p.doi IS NULL AND $3 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.doi = $3) THEN $3 ELSE p.doi END,
-			  arxiv_id = CASE WHEN p.arxiv_id IS NULL AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $4 ELSE p.arxiv_id END,
-			  arxiv_version = CASE WHEN p.arxiv_id IS NULL AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $5::int ELSE p.arxiv_version END,
+			  title = CASE WHEN $2 <> '' AND NOT p.metadata ? 'version_of' THEN left($2, 1000) ELSE p.title END,
+			  doi = CASE WHEN p.doi IS NULL AND NOT p.metadata ? 'version_of' AND $3 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.doi = $3) THEN $3 ELSE p.doi END,
+			  arxiv_id = CASE WHEN p.arxiv_id IS NULL AND NOT p.metadata ? 'version_of' AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $4 ELSE p.arxiv_id END,
+			  arxiv_version = CASE WHEN p.arxiv_id IS NULL AND NOT p.metadata ? 'version_of' AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $5::int ELSE p.arxiv_version END,
 			  metadata = jsonb_set(p.metadata, '{upload,state}', '"ready"'),
 			  updated_at = now()
-			WHERE p.id = $1`, args.PaperID, title, doi, arxiv, versionArg)
+			WHERE p.id = $1 AND p.source = 'upload' AND p.visibility = 'private' AND p.metadata ? 'upload'`, args.PaperID, title, doi, arxiv, versionArg)
 		if err != nil {
 			return fmt.Errorf("ingest: update paper: %w", err)
 		}

@@ -36,8 +36,10 @@ type bundle struct {
 	pool  *pgxpool.Pool
 	api   *API
 	queue *jobs.Service
-	ann   uuid.UUID
-	bob   uuid.UUID
+	// worker is the ingest.pdf worker the queue runs.
+	worker *Worker
+	ann    uuid.UUID
+	bob    uuid.UUID
 	// passages is the hybrid retriever over the vectors the worker writes.
 	passages *retrieve.Retriever
 }
@@ -54,7 +56,8 @@ func setup(t *testing.T) *bundle {
 	reg := jobs.NewRegistry()
 	vectors := embedded.New(pool)
 	b.passages = retrieve.New(pool, lexical, vectors)
-	require.NoError(t, RegisterJobs(reg, &Worker{Pool: pool, Store: store, Logger: logger, Embedder: lexical, Vectors: vectors}))
+	b.worker = &Worker{Pool: pool, Store: store, Logger: logger, Embedder: lexical, Vectors: vectors}
+	require.NoError(t, RegisterJobs(reg, b.worker))
 	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: logger, Registry: reg})
 	require.NoError(t, err)
 	require.NoError(t, queue.Start(ctx))
@@ -78,7 +81,7 @@ func (b *bundle) upload(t *testing.T, user uuid.UUID, name string, content []byt
 	rec := httptest.NewRecorder()
 	b.api.Upload(rec, r)
 	var res UploadResult
-	if rec.Code == http.StatusAccepted {
+	if rec.Code == http.StatusAccepted || rec.Code == http.StatusOK {
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &res))
 	}
 	return rec, res
@@ -193,6 +196,9 @@ func TestATruncatedPDFFailsAndLeavesNothing(t *testing.T) {
 		SELECT (SELECT count(*) FROM papers), (SELECT count(*) FROM paper_chunks),
 		       (SELECT count(*) FROM user_library), (SELECT count(*) FROM paper_texts)`).Scan(&papers, &chunks, &libraries, &texts))
 	require.Zero(t, papers+chunks+libraries+texts, "no paper, chunk, text or library row is left")
+	entries, err := os.ReadDir(b.api.store.dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the unreadable PDF's file goes with its paper")
 }
 
 func TestUploadRefusesWhatIsNotAPDF(t *testing.T) {

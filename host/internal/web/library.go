@@ -107,7 +107,11 @@ func (h *handler) paperUpload(w http.ResponseWriter, r *http.Request, s *session
 		h.fail(w, r, s, v, err, h.libraryPage, nil)
 		return
 	}
-	done(w, r, "/papers/"+res.PaperID+q("job", itoa(res.Job.ID)), "The PDF is uploaded; Lectern is reading it.")
+	msg := "The PDF is uploaded; Lectern is reading it."
+	if res.Job.ID == 0 {
+		msg = "You already have this PDF: here is its paper."
+	}
+	done(w, r, "/papers/"+res.PaperID+jobQuery(res.Job), msg)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

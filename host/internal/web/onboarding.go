@@ -130,5 +130,5 @@ func (h *handler) onboardingUpload(w http.ResponseWriter, r *http.Request, s *se
 		h.onboardingStep(w, r, v, "paper")
 		return
 	}
-	done(w, r, "/papers/"+res.PaperID+q("job", itoa(res.Job.ID)), "Lectern is set up. Your first paper is being read.")
+	done(w, r, "/papers/"+res.PaperID+jobQuery(res.Job), "Lectern is set up. Your first paper is being read.")
 }

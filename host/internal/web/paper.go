@@ -136,12 +136,20 @@ func (h *handler) paperState(w http.ResponseWriter, r *http.Request, s *session,
 // paperIngest fetches the paper's PDF from a link and reads it.
 func (h *handler) paperIngest(w http.ResponseWriter, r *http.Request, s *session, v *view) {
 	id := chi.URLParam(r, "id")
-	var a jobAnswer
+	var a uploadResult
 	if err := s.c.do(http.MethodPost, "/api/papers/"+pathEscape(id)+"/ingest", map[string]string{"url": strings.TrimSpace(r.PostFormValue("url"))}, &a); err != nil {
 		h.fail(w, r, s, v, err, h.paperPage, nil)
 		return
 	}
-	done(w, r, "/papers/"+id+jobQuery(a.envelope()), "Lectern is fetching and reading the PDF.")
+	// The answer may name another paper: the user's private version of a shared one.
+	if a.PaperID != "" {
+		id = a.PaperID
+	}
+	msg := a.Message
+	if msg == "" {
+		msg = "Lectern is fetching and reading the PDF."
+	}
+	done(w, r, "/papers/"+id+jobQuery(a.Job), msg)
 }
 
 // paperSummarize and paperExtract start the paper's summary or extraction job.

@@ -192,9 +192,13 @@ type jobPage struct {
 	NextCursor string `json:"next_cursor"`
 }
 
+// uploadResult is the answer to an upload or a link to read: the paper (a new one,
+// one the user already had, or their private version of a shared paper), its
+// reading job when one runs (zero otherwise) and a sentence saying which.
 type uploadResult struct {
 	PaperID string `json:"paper_id"`
 	Job     job    `json:"job"`
+	Message string `json:"message"`
 }
 
 type nextInterval struct {

@@ -1,0 +1,284 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/ratelimit"
+)
+
+// MaxUploadBytes bounds a browser upload (the reference's 50 MB).
+const MaxUploadBytes = 50 << 20
+
+// multipartSlack is what the multipart framing around the file may add to a body.
+const multipartSlack = 1 << 20
+
+// Each user may send UploadsPerWindow PDFs (uploads and links to fetch together)
+// per UploadWindow; more answer 429 with Retry-After.
+const (
+	UploadsPerWindow = 30
+	UploadWindow     = 10 * time.Minute
+)
+
+// API serves POST /api/papers/upload and POST /api/papers/{id}/ingest.
+type API struct {
+	pool    *pgxpool.Pool
+	store   *Store
+	queue   *jobs.Service
+	fetcher *Fetcher
+	uploads *ratelimit.Limiter
+}
+
+// NewAPI returns the upload API; fetcher downloads PDFs from links.
+func NewAPI(pool *pgxpool.Pool, store *Store, queue *jobs.Service, fetcher *Fetcher) *API {
+	return &API{pool: pool, store: store, queue: queue, fetcher: fetcher,
+		uploads: ratelimit.New("PDF upload", UploadsPerWindow, UploadWindow)}
+}
+
+// Status values of an UploadResult.
+const (
+	// StatusQueued: a new paper, or a paper without text, is being read by Job.
+	StatusQueued = "queued"
+	// StatusExisting: the caller already had this PDF, or the shared corpus has its
+	// text; the answer names that paper, nothing new was made and no job runs.
+	StatusExisting = "existing"
+)
+
+// UploadResult is the answer to an upload or a fetch.
+type UploadResult struct {
+	PaperID uuid.UUID      `json:"paper_id"`
+	Job     *jobs.Envelope `json:"job"`
+	Status  string         `json:"status"`
+	// VersionOf names the shared paper this one is the caller's private version of.
+	VersionOf *uuid.UUID `json:"version_of,omitempty"`
+	// Message says in one sentence what happened.
+	Message string `json:"message"`
+}
+
+var errTooLargeResponse = &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: "The PDF is larger than 50 MB."}
+
+// Upload answers POST /api/papers/upload (multipart, field "file"): the content must
+// be a PDF whatever its name says. A body announced larger than the limit is
+// refused before it is read; the file part is streamed into the store, so no
+// multipart temporary file exists. A PDF the caller already has, or whose text the
+// shared corpus already holds, answers 200 with that paper (added to the caller's
+// library). Otherwise the paper is created private to the uploader and added to
+// their library in the same transaction as its ingest.pdf job: 202 with the paper id
+// and the job. Nothing is kept of a refused or failed upload.
+func (a *API) Upload(w http.ResponseWriter, r *http.Request) {
+	user := auth.CallerFrom(r.Context()).UserID
+	if ok, wait := a.uploads.Allow(user.String()); !ok {
+		a.uploads.Refuse(w, r, wait)
+		return
+	}
+	if r.ContentLength > MaxUploadBytes+multipartSlack {
+		respond.Err(w, r, errTooLargeResponse)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBytes+multipartSlack)
+	part, filename, ferr := filePart(r)
+	if ferr != nil {
+		respond.Err(w, r, ferr)
+		return
+	}
+	st, err := a.store.Stage(part, MaxUploadBytes)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.Is(err, errTooLarge), errors.As(err, &tooBig):
+		respond.Err(w, r, errTooLargeResponse)
+		return
+	case errors.Is(err, errNotPDF):
+		respond.Err(w, r, &respond.Error{Status: http.StatusUnsupportedMediaType, Code: "not_a_pdf", Detail: "The file is not a PDF."})
+		return
+	case errors.Is(err, errBodyRead):
+		respond.Err(w, r, respond.BadRequest("The upload was cut short; send the PDF again."))
+		return
+	case err != nil:
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	defer st.Discard()
+	res, err := a.keepUpload(r.Context(), user, uploadTitle(filename), filename, st)
+	if err != nil {
+		a.release(r.Context(), st.Sum)
+		respond.Err(w, r, respond.Internal(err))
+		return
+	}
+	status := http.StatusAccepted
+	if res.Status == StatusExisting {
+		status = http.StatusOK
+	}
+	respond.JSON(w, status, res)
+}
+
+// filePart finds the multipart part "file" and returns it unread, with its file name.
+func filePart(r *http.Request) (io.Reader, string, *respond.Error) {
+	missing := respond.Invalid("Send the PDF as multipart/form-data in the field \"file\".", respond.FieldError{Field: "file", Message: "is required"})
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, "", missing
+	}
+	for {
+		p, err := mr.NextPart()
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil, "", missing
+		case errors.As(err, &tooBig):
+			return nil, "", errTooLargeResponse
+		case err != nil:
+			return nil, "", respond.BadRequest("The multipart body cannot be read; send the PDF again in the field \"file\".")
+		}
+		if p.FormName() == "file" {
+			return p, p.FileName(), nil
+		}
+		if _, err := io.Copy(io.Discard, p); err != nil {
+			if errors.As(err, &tooBig) {
+				return nil, "", errTooLargeResponse
+			}
+			return nil, "", respond.BadRequest("The multipart body cannot be read; send the PDF again in the field \"file\".")
+		}
+	}
+}
+
+// uploadTitle is the paper's title until the PDF says better: the file name without
+// its extension, cleaned to what the papers table accepts.
+func uploadTitle(filename string) string {
+	title := strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename))
+	title = strings.Join(strings.Fields(strings.ToValidUTF8(clean(title), "")), " ")
+	if title == "" || title == "." {
+		return "Uploaded PDF"
+	}
+	if r := []rune(title); len(r) > 1000 {
+		title = string(r[:1000])
+	}
+	return title
+}
+
+// keepUpload records an uploaded PDF for user in one transaction: the existing copy
+// when there is one (findCopyTx), else a new private paper with its ingest.pdf job.
+func (a *API) keepUpload(ctx context.Context, user uuid.UUID, title, filename string, st *Staged) (UploadResult, error) {
+	var res UploadResult
+	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+		if err := st.KeepTx(ctx, tx); err != nil {
+			return err
+		}
+		id, err := findCopyTx(ctx, tx, user, st.Sum)
+		if err == nil {
+			res = UploadResult{PaperID: id, Status: StatusExisting, Message: "You already have this PDF; nothing new was added."}
+			return nil
+		}
+		if !errors.Is(err, papers.ErrNotFound) {
+			return err
+		}
+		if res.PaperID, err = CreateUploadTx(ctx, tx, user, title, filename, st.Sum, st.Size); err != nil {
+			return err
+		}
+		res.Status, res.Message = StatusQueued, "The PDF is uploaded; Lectern is reading it."
+		res.Job, err = a.queue.EnqueueTx(ctx, tx, user, Args{PaperID: res.PaperID, SHA256: st.Sum})
+		return err
+	})
+	return res, err
+}
+
+// release removes a PDF whose transaction failed, unless a paper refers to it. The
+// request may be over; the cleanup still runs.
+func (a *API) release(ctx context.Context, sum string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = a.store.Release(ctx, a.pool, sum)
+}
+
+// findCopyTx finds the paper user should get for a PDF with digest sum instead of
+// a new one, and makes sure it is in their library: first a paper of their own
+// library read from (or waiting for) that PDF, then a paper of the shared corpus
+// (public or instance-level) whose text was read from it. Someone else's private
+// upload never matches, so a digest reveals nothing. Call it after KeepTx (or
+// lockDigestTx), so two uploads of one PDF cannot both miss. Not found is
+// papers.ErrNotFound.
+func findCopyTx(ctx context.Context, tx pgx.Tx, user uuid.UUID, sum string) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := tx.QueryRow(ctx, `
+		SELECT p.id FROM user_library ul JOIN papers p ON p.id = ul.paper_id
+		  LEFT JOIN paper_texts t ON t.paper_id = p.id
+		 WHERE ul.user_id = $1 AND (t.sha256 = decode($2, 'hex') OR p.metadata->'upload'->>'sha256' = $2)
+		 ORDER BY ul.added_at, p.id LIMIT 1`, user, sum).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, fmt.Errorf("ingest: find copy: %w", err)
+	}
+	err = tx.QueryRow(ctx, `
+		SELECT p.id FROM papers p JOIN paper_texts t ON t.paper_id = p.id
+		 WHERE t.sha256 = decode($1, 'hex') AND (p.visibility = 'public' OR p.discovered_by IS NULL)
+		 ORDER BY p.discovered_at, p.id LIMIT 1`, sum).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, papers.ErrNotFound
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("ingest: find copy: %w", err)
+	}
+	if err := papers.AddToLibraryTx(ctx, tx, user, id, "upload"); err != nil {
+		return uuid.Nil, err
+	}
+	return id, nil
+}
+
+// CreateUploadTx creates the paper of a user's own PDF, private to them, and puts it
+// into their library, in the caller's transaction.
+func CreateUploadTx(ctx context.Context, tx pgx.Tx, user uuid.UUID, title, filename, sum string, size int64) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := tx.QueryRow(ctx, `
+		INSERT INTO papers (title, source, discovered_by, visibility, metadata)
+		VALUES ($1, 'upload', $2, 'private', jsonb_build_object('upload', jsonb_build_object(
+		        'sha256', $3::text, 'filename', $4::text, 'bytes', $5::bigint, 'state', 'pending')))
+		RETURNING id`, title, user, sum, clean(strings.ToValidUTF8(filename, "")), size).Scan(&id)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("ingest: create paper: %w", err)
+	}
+	if err := papers.AddToLibraryTx(ctx, tx, user, id, "upload"); err != nil {
+		return uuid.Nil, err
+	}
+	return id, nil
+}
+
+// CreateVersionTx creates user's own private version of the shared paper original,
+// to be read from a PDF they chose (link, digest sum): its bibliographic fields are
+// copied from the original, its identifiers are not (they stay the original's),
+// metadata.version_of names the original, and the link is recorded here, never on
+// the shared row. The version goes into user's library, in the caller's transaction.
+func CreateVersionTx(ctx context.Context, tx pgx.Tx, user, original uuid.UUID, link, sum string, size int64) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := tx.QueryRow(ctx, `
+		INSERT INTO papers (title, authors, abstract, publication_date, publication_date_precision, venue, url,
+		                    source, discovered_by, visibility, metadata)
+		SELECT o.title, o.authors, o.abstract, o.publication_date, o.publication_date_precision, o.venue, o.url,
+		       'upload', $2, 'private', jsonb_build_object(
+		         'version_of', o.id::text,
+		         'download', jsonb_build_object('url', $3::text, 'sha256', $4::text, 'bytes', $5::bigint),
+		         'upload', jsonb_build_object('sha256', $4::text, 'bytes', $5::bigint, 'state', 'pending'))
+		  FROM papers o WHERE o.id = $1
+		RETURNING id`, original, user, link, sum, size).Scan(&id)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("ingest: create private version: %w", err)
+	}
+	if err := papers.AddToLibraryTx(ctx, tx, user, id, "manual_save"); err != nil {
+		return uuid.Nil, err
+	}
+	return id, nil
+}
