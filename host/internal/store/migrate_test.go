@@ -371,3 +371,55 @@ func requireCheckViolation(t *testing.T, err error) {
 	require.True(t, errors.As(err, &pgErr), "want a PostgreSQL error, got %v", err)
 	require.Equal(t, "23514", pgErr.Code, "check violation, got %s", pgErr.Message)
 }
+
+// TestSharedPapersLoseCallersLinks: before 0009, POST /api/papers/{id}/ingest wrote
+// the caller's own link into a shared paper's metadata; the migration drops such a
+// link from every shared paper and keeps a private paper's, and the digest stays.
+func TestSharedPapersLoseCallersLinks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := dbtest.NewEmptyDB(t)
+	migs, err := store.EmbeddedMigrations()
+	require.NoError(t, err)
+	var before []store.Migration
+	for _, m := range migs {
+		if m.Version < 9 {
+			before = append(before, m)
+		}
+	}
+	_, err = store.NewMigrator(pool, before).Migrate(ctx)
+	require.NoError(t, err)
+
+	owner := createUser(t, pool, "owner@example.org", "user")
+	insert := func(title, visibility string, discoveredBy any, pdfURL, link string) string {
+		var id string
+		require.NoError(t, pool.QueryRow(ctx, `
+			INSERT INTO papers (title, source, visibility, discovered_by, pdf_url, metadata)
+			VALUES ($1, 'arxiv', $2, $3, nullif($4, ''), jsonb_build_object('download',
+			        jsonb_build_object('url', $5::text, 'sha256', 'ab12', 'bytes', 10)))
+			RETURNING id::text`, title, visibility, discoveredBy, pdfURL, link).Scan(&id))
+		return id
+	}
+	public := insert("Public, a caller's link", "public", owner, "https://arxiv.org/pdf/1", "https://evil.example/x.pdf")
+	feed := insert("Instance-level, a caller's link", "private", nil, "", "https://evil.example/y.pdf")
+	own := insert("Public, its own link", "public", owner, "https://arxiv.org/pdf/2", "https://arxiv.org/pdf/2")
+	private := insert("Private version", "private", owner, "", "https://mine.example/z.pdf")
+
+	migrate(t, pool)
+
+	link := func(id string) (url *string, sum string) {
+		require.NoError(t, pool.QueryRow(ctx, `SELECT metadata->'download'->>'url', metadata->'download'->>'sha256'
+			FROM papers WHERE id = $1`, id).Scan(&url, &sum))
+		return url, sum
+	}
+	for _, id := range []string{public, feed} {
+		url, sum := link(id)
+		require.Nil(t, url, "a shared paper keeps no caller's link")
+		require.Equal(t, "ab12", sum, "the digest stays, so the file is still known to be in use")
+	}
+	for id, want := range map[string]string{own: "https://arxiv.org/pdf/2", private: "https://mine.example/z.pdf"} {
+		url, _ := link(id)
+		require.NotNil(t, url)
+		require.Equal(t, want, *url)
+	}
+}
