@@ -305,14 +305,15 @@ func (s *Service) HandleOnboardingStatus(w http.ResponseWriter, r *http.Request)
 
 // HandleOnboardingAdmin creates the first account, an admin, and signs it in. It
 // works only while no account exists at all, and only from the machine itself
-// (a loopback client address) or with the ops key, so a fresh instance reachable from
-// the network cannot be claimed by a stranger.
+// (a loopback client address that no untrusted proxy passed on, SourceIP.IsLocal) or
+// with the ops key, so a fresh instance reachable from the network cannot be claimed
+// by a stranger.
 func (s *Service) HandleOnboardingAdmin(w http.ResponseWriter, r *http.Request) {
 	if ok, wait := s.loginPerIP.Allow(ClientIP(r.Context()).String()); !ok {
 		s.loginPerIP.Refuse(w, r, wait)
 		return
 	}
-	local := ClientIP(r.Context()).IsLoopback()
+	local := s.ip.IsLocal(r)
 	keyed := s.cfg.ServiceAPIKey.IsSet() && keysEqual(r.Header.Get(HeaderAPIKey), s.cfg.ServiceAPIKey.Value())
 	if !local && !keyed {
 		respond.Err(w, r, respond.Forbidden("onboarding_not_local",
