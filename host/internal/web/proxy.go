@@ -10,14 +10,16 @@ import (
 
 // newAPIProxy forwards the browser's /api/* requests to the API at target. The
 // browser's Host is kept, so the API's cross-origin check compares like with like,
-// and X-Forwarded-For names the browser (set, not appended: the dashboard is the edge
-// proxy). Event streams are flushed as they come.
+// and the browser's peer address is appended to the X-Forwarded-For the request came
+// with, as any reverse proxy does: behind another proxy, the API (trusting both)
+// still finds the real browser, and a browser's forged entries stay left of an
+// address the API does not trust. Event streams are flushed as they come.
 func newAPIProxy(target *url.URL, rt http.RoundTripper, log *slog.Logger) http.Handler {
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Host = pr.In.Host
-			pr.SetXForwarded()
+			setForwarded(pr.Out, pr.In)
 		},
 		Transport:     rt,
 		FlushInterval: -1,
