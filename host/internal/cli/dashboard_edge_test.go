@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -96,4 +97,16 @@ func TestRemoteBrowserThroughAStandaloneDashboardCannotOnboard(t *testing.T) {
 	raw, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode, string(raw))
+}
+
+// TestServersAreBounded: lectern serve and lectern dashboard share one server
+// setup with every timeout and the header limit set.
+func TestServersAreBounded(t *testing.T) {
+	t.Parallel()
+	srv := newHTTPServer(context.Background(), http.NotFoundHandler(), slog.New(slog.DiscardHandler))
+	require.Equal(t, 10*time.Second, srv.ReadHeaderTimeout)
+	require.Equal(t, time.Minute, srv.ReadTimeout)
+	require.Equal(t, 2*time.Minute, srv.WriteTimeout)
+	require.Equal(t, 2*time.Minute, srv.IdleTimeout)
+	require.Equal(t, 64<<10, srv.MaxHeaderBytes)
 }

@@ -285,14 +285,21 @@ func (c *caller) stream(method, path string, body any) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The page is written when the whole stream has been read, which may outlast
+	// the server's WriteTimeout.
+	_ = http.NewResponseController(c.w).SetWriteDeadline(time.Now().Add(longCall))
 	req.Header.Set("Accept", "text/event-stream")
 	return c.send(req)
 }
 
 // raw forwards a body as it is (a multipart upload) and decodes the JSON answer.
 func (c *caller) raw(method, path string, body io.Reader, contentType string, out any) error {
-	ctx, cancel := context.WithTimeout(c.r.Context(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(c.r.Context(), longCall)
 	defer cancel()
+	// The browser's body is read while it is forwarded: give it the same time.
+	rc := http.NewResponseController(c.w)
+	_ = rc.SetReadDeadline(time.Now().Add(longCall))
+	_ = rc.SetWriteDeadline(time.Now().Add(longCall + time.Minute))
 	req, err := c.request(ctx, method, path, body, contentType)
 	if err != nil {
 		return err
