@@ -21,6 +21,9 @@ import (
 	"github.com/lectern-research/lectern/host/internal/users"
 )
 
+// maxJSONBody bounds a JSON request body that DecodeJSON reads.
+const maxJSONBody = 64 << 10
+
 // DecodeJSON reads a JSON object body of at most 64 KB into v, refusing unknown
 // fields. It answers for the caller on failure.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -31,9 +34,14 @@ func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 			return false
 		}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			respond.Err(w, r, &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
+				Detail: "The request body is larger than the 64 KB this route accepts."})
+			return false
+		}
 		respond.Err(w, r, respond.BadRequest("The body is not valid JSON for this request: "+err.Error()))
 		return false
 	}
@@ -305,14 +313,15 @@ func (s *Service) HandleOnboardingStatus(w http.ResponseWriter, r *http.Request)
 
 // HandleOnboardingAdmin creates the first account, an admin, and signs it in. It
 // works only while no account exists at all, and only from the machine itself
-// (a loopback client address) or with the ops key, so a fresh instance reachable from
-// the network cannot be claimed by a stranger.
+// (a loopback client address that no untrusted proxy passed on, SourceIP.IsLocal) or
+// with the ops key, so a fresh instance reachable from the network cannot be claimed
+// by a stranger.
 func (s *Service) HandleOnboardingAdmin(w http.ResponseWriter, r *http.Request) {
 	if ok, wait := s.loginPerIP.Allow(ClientIP(r.Context()).String()); !ok {
 		s.loginPerIP.Refuse(w, r, wait)
 		return
 	}
-	local := ClientIP(r.Context()).IsLoopback()
+	local := s.ip.IsLocal(r)
 	keyed := s.cfg.ServiceAPIKey.IsSet() && keysEqual(r.Header.Get(HeaderAPIKey), s.cfg.ServiceAPIKey.Value())
 	if !local && !keyed {
 		respond.Err(w, r, respond.Forbidden("onboarding_not_local",

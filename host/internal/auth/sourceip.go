@@ -58,8 +58,11 @@ func NewSourceIP(trusted []string) *SourceIP {
 	return s
 }
 
-// ClientIP returns the request's client address. An unparsable peer yields the zero
-// Addr, which no allowlist contains.
+// ClientIP returns the request's client address. An unparsable peer, or an
+// X-Forwarded-For hop that is not a bare IP address ("ip:port", "unix:...", an empty
+// entry, garbage), yields the zero Addr: the request is then treated as coming from
+// that hop, which no allowlist contains and which is never loopback. (Answering the
+// previous hop instead would answer the trusted proxy itself.)
 func (s *SourceIP) ClientIP(r *http.Request) netip.Addr {
 	peer := parseHostPort(r.RemoteAddr)
 	if !peer.IsValid() || !s.trusted(r.Context(), peer) {
@@ -67,15 +70,12 @@ func (s *SourceIP) ClientIP(r *http.Request) netip.Addr {
 	}
 	// Walk X-Forwarded-For from the right: the last hop not added by a trusted proxy
 	// is the client. Entries left of it could be forged by the client.
-	var hops []string
-	for _, v := range r.Header.Values("X-Forwarded-For") {
-		hops = append(hops, strings.Split(v, ",")...)
-	}
+	hops := forwardedHops(r)
 	client := peer
 	for i := len(hops) - 1; i >= 0; i-- {
 		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
 		if err != nil {
-			return client
+			return netip.Addr{}
 		}
 		client = a.Unmap()
 		if !s.trusted(r.Context(), client) {
@@ -83,6 +83,36 @@ func (s *SourceIP) ClientIP(r *http.Request) netip.Addr {
 		}
 	}
 	return client
+}
+
+// IsLocal reports whether r comes from this machine: its client address is
+// loopback, and no proxy this host does not trust passed it on. A loopback peer that
+// sends forwarding headers without being a trusted proxy is a proxy on this machine
+// speaking for someone else (a reverse proxy or a standalone dashboard left out of
+// TRUSTED_PROXY_HOSTS), so its request is not local.
+func (s *SourceIP) IsLocal(r *http.Request) bool {
+	if !s.ClientIP(r).IsLoopback() {
+		return false
+	}
+	if s.trusted(r.Context(), parseHostPort(r.RemoteAddr)) {
+		return true
+	}
+	for _, h := range []string{"X-Forwarded-For", "Forwarded", "X-Real-Ip"} {
+		if len(r.Header.Values(h)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// forwardedHops is every X-Forwarded-For entry, left to right, across all the
+// header's lines.
+func forwardedHops(r *http.Request) []string {
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	return hops
 }
 
 func (s *SourceIP) trusted(ctx context.Context, a netip.Addr) bool {

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/web"
@@ -59,13 +58,7 @@ func runDashboard(ctx context.Context, args []string, env Env, stdout, stderr io
 		fmt.Fprintf(stderr, "lectern: listen on %s: %v\n", *addr, err)
 		return 1
 	}
-	srv := &http.Server{
-		Handler:           dash,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	srv := newHTTPServer(ctx, dash, log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("dashboard listening", "addr", ln.Addr().String(), "api", apiURL.String())

@@ -15,6 +15,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/buildinfo"
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/httpapi"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
@@ -147,13 +148,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	srv := newHTTPServer(ctx, handler, log)
 	// Job streams never go idle; tell them the server is closing so Shutdown
 	// need not wait out its grace for them.
 	srv.RegisterOnShutdown(queue.CloseStreams)
@@ -194,4 +189,21 @@ func checkAddr(addr string) error {
 		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
 	}
 	return nil
+}
+
+// newHTTPServer is the http.Server of lectern serve and lectern dashboard, with the
+// bounds of httpapi (docs/configuration.md, "Server limits"): headers in 10 s, a
+// request in a minute, a response in two; routes with large bodies and event
+// streams lift their own deadlines.
+func newHTTPServer(ctx context.Context, handler http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: httpapi.ReadHeaderTimeout,
+		ReadTimeout:       httpapi.ReadTimeout,
+		WriteTimeout:      httpapi.WriteTimeout,
+		IdleTimeout:       httpapi.IdleTimeout,
+		MaxHeaderBytes:    httpapi.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
 }

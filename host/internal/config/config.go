@@ -432,6 +432,12 @@ func (l *loader) validate(c *Config) {
 		if strict {
 			if err := checkKeyStrength(k.value.Value()); err != nil {
 				l.fail(k.name, err.Error(), nil)
+				continue
+			}
+		}
+		if prod {
+			if err := checkKeyPattern(k.value.Value()); err != nil {
+				l.fail(k.name, err.Error(), nil)
 			}
 		}
 	}
@@ -450,6 +456,10 @@ func (l *loader) validate(c *Config) {
 	if prod && !l.bad[hmacKey] && c.ServiceAPIKey.IsSet() && c.ServiceModelHMACKey.IsSet() &&
 		derivedFromAPIKey(c.ServiceModelHMACKey.Value(), c.ServiceAPIKey.Value()) {
 		l.fail(hmacKey, "must not be derived from SERVICE_API_KEY in production; "+keyHint, nil)
+	}
+
+	if prod {
+		l.refuseSharedKeys(c)
 	}
 
 	const user, pass = "SMTP_USER", "SMTP_PASS"

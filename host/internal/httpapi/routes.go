@@ -8,6 +8,8 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/ingest"
+	"github.com/lectern-research/lectern/host/internal/papers"
 )
 
 // Route is one entry of the route table: every route declares exactly one resolver.
@@ -17,6 +19,37 @@ type Route struct {
 	Resolver auth.Resolver
 	Handler  http.Handler
 }
+
+// bodyLimits are the routes ("METHOD pattern") whose request body may be larger
+// than DefaultMaxBody (1 MB), which bounds every other route; a larger body gets
+// 413 (bodylimit.go). TestBodyLimitsNameRoutes keeps the keys in step with the
+// table.
+var bodyLimits = map[string]int64{
+	"POST /api/papers/upload":     maxUploadBody,
+	"POST /api/library/import":    papers.MaxImportBytes,
+	"POST /api/decks/{id}/import": maxDeckImportBody,
+	"POST /api/reviews/batch":     maxReviewBatchBody,
+}
+
+// maxBody is the body limit of rt.
+func maxBody(rt Route) int64 {
+	if n, ok := bodyLimits[rt.Method+" "+rt.Pattern]; ok {
+		return n
+	}
+	return DefaultMaxBody
+}
+
+// Body limits of the routes that take more than DefaultMaxBody.
+const (
+	// maxUploadBody is a PDF of ingest.MaxUploadBytes plus room for the multipart
+	// envelope.
+	maxUploadBody = ingest.MaxUploadBytes + 1<<20
+	// maxDeckImportBody is a deck's CSV file (learning reads up to 10 MB).
+	maxDeckImportBody = 10 << 20
+	// maxReviewBatchBody is an offline batch of up to 1,000 reviews (learning
+	// reads up to 2 MB).
+	maxReviewBatchBody = 2 << 20
+)
 
 // routes is the whole route table of the host. Every route added here must also be
 // described in openapi.json (TestOpenAPICoversEveryRoute) and listed in the

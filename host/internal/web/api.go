@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -66,10 +67,14 @@ func isCode(err error, code string) bool {
 type apiClient struct {
 	base   *url.URL
 	client *http.Client
+	// inProcess is set when rt is the API's own handler: the API then sees the
+	// browser's peer address itself, and the forwarding headers go on unchanged.
+	inProcess bool
 }
 
 func newAPIClient(base *url.URL, rt http.RoundTripper) *apiClient {
-	return &apiClient{base: base, client: &http.Client{
+	_, inProcess := rt.(handlerTransport)
+	return &apiClient{base: base, inProcess: inProcess, client: &http.Client{
 		Transport: rt,
 		// The API's redirects (a verified sign-in link) are the browser's to follow.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -122,20 +127,41 @@ func (c *caller) request(ctx context.Context, method, path string, body io.Reade
 	if id := c.r.Header.Get("X-Request-Id"); id != "" {
 		req.Header.Set("X-Request-Id", id)
 	}
-	setForwarded(req, c.r)
-	// In process, the API sees the browser's own address as its peer.
-	req.RemoteAddr = c.r.RemoteAddr
+	if c.api.inProcess {
+		// In process, the API sees the browser's own address as its peer, and the
+		// forwarding headers exactly as the browser's request brought them, so it
+		// applies TRUSTED_PROXY_HOSTS as if the browser had called it.
+		req.RemoteAddr = c.r.RemoteAddr
+		if v := c.r.Header.Values("X-Forwarded-For"); len(v) > 0 {
+			req.Header["X-Forwarded-For"] = slices.Clone(v)
+		}
+	} else {
+		setForwarded(req, c.r)
+	}
 	return req, nil
 }
 
-// setForwarded names the browser in the X-Forwarded-* headers, the way
-// httputil.ProxyRequest.SetXForwarded does: the dashboard is the edge, so a
-// browser-sent X-Forwarded-For is replaced, not extended.
+// setForwarded names the browser in the X-Forwarded-* headers the way a reverse
+// proxy does (httputil.ProxyRequest.SetXForwarded after copying the incoming
+// header): the browser's peer address is appended to the X-Forwarded-For the
+// request came with. The API reads the chain from the right and stops at the first
+// hop it does not trust, so a forged left end changes nothing, while a proxy in
+// front of the dashboard (whose address is the peer here) still passes on the real
+// browser's address instead of every browser looking like that proxy.
 func setForwarded(out *http.Request, in *http.Request) {
-	if host, _, err := net.SplitHostPort(in.RemoteAddr); err == nil {
-		out.Header.Set("X-Forwarded-For", host)
-	} else {
+	prior := strings.Join(in.Header.Values("X-Forwarded-For"), ", ")
+	host, _, err := net.SplitHostPort(in.RemoteAddr)
+	switch {
+	case err != nil && prior == "":
 		out.Header.Del("X-Forwarded-For")
+	case err != nil:
+		// A peer without an address cannot be named; "unknown" is a hop the API
+		// cannot parse, so it trusts nothing left of it.
+		out.Header.Set("X-Forwarded-For", prior+", unknown")
+	case prior == "":
+		out.Header.Set("X-Forwarded-For", host)
+	default:
+		out.Header.Set("X-Forwarded-For", prior+", "+host)
 	}
 	out.Header.Set("X-Forwarded-Host", in.Host)
 	if in.TLS != nil {
@@ -259,14 +285,21 @@ func (c *caller) stream(method, path string, body any) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The page is written when the whole stream has been read, which may outlast
+	// the server's WriteTimeout.
+	_ = http.NewResponseController(c.w).SetWriteDeadline(time.Now().Add(longCall))
 	req.Header.Set("Accept", "text/event-stream")
 	return c.send(req)
 }
 
 // raw forwards a body as it is (a multipart upload) and decodes the JSON answer.
 func (c *caller) raw(method, path string, body io.Reader, contentType string, out any) error {
-	ctx, cancel := context.WithTimeout(c.r.Context(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(c.r.Context(), longCall)
 	defer cancel()
+	// The browser's body is read while it is forwarded: give it the same time.
+	rc := http.NewResponseController(c.w)
+	_ = rc.SetReadDeadline(time.Now().Add(longCall))
+	_ = rc.SetWriteDeadline(time.Now().Add(longCall + time.Minute))
 	req, err := c.request(ctx, method, path, body, contentType)
 	if err != nil {
 		return err
