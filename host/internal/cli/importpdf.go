@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/app"
@@ -130,37 +129,22 @@ func runImport(ctx context.Context, args []string, env Env, stdout, stderr io.Wr
 	return 0
 }
 
-// importOne stores and ingests one PDF for the user.
+// importOne stores and ingests one PDF for the user, as an upload would: a PDF the
+// user already has, or whose text the shared corpus holds, adds nothing new.
 func importOne(ctx context.Context, pool *pgxpool.Pool, store *ingest.Store, w *ingest.Worker, user uuid.UUID, path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	sum, size, err := store.Put(f)
+	k, err := store.KeepFile(ctx, pool, user, f, filepath.Base(path))
 	if err != nil {
 		return "", err
 	}
-	var dup bool
-	if err := pool.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM user_library ul JOIN papers p ON p.id = ul.paper_id
-		                WHERE ul.user_id = $1 AND p.metadata->'upload'->>'sha256' = $2)`, user, sum).Scan(&dup); err != nil {
-		return "", err
-	}
-	if dup {
+	if k.Existing {
 		return "duplicate", nil
 	}
-	title := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	var id uuid.UUID
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		var err error
-		id, err = ingest.CreateUploadTx(ctx, tx, user, title, filepath.Base(path), sum, size)
-		return err
-	})
-	if err != nil {
-		return "", err
-	}
-	_, err = w.Ingest(ctx, ingest.Args{PaperID: id, SHA256: sum}, user, func(int, string) {})
+	_, err = w.Ingest(ctx, ingest.Args{PaperID: k.PaperID, SHA256: k.SHA256}, user, func(int, string) {})
 	return "ingested", err
 }
 

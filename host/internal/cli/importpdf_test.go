@@ -31,7 +31,8 @@ func TestImportAFolderOfPDFs(t *testing.T) {
 	write("notes.txt", []byte("ignored"))
 
 	_, dbURL := dbtest.NewEmptyDB(t)
-	env := lookup(map[string]string{"DATABASE_URL": dbURL, "LECTERN_DATA_DIR": t.TempDir()})
+	dataDir := t.TempDir()
+	env := lookup(map[string]string{"DATABASE_URL": dbURL, "LECTERN_DATA_DIR": dataDir})
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, Run(context.Background(), []string{"migrate"}, env, &out, &errOut), errOut.String())
 	pool, err := pgxpool.New(context.Background(), dbURL)
@@ -46,13 +47,23 @@ func TestImportAFolderOfPDFs(t *testing.T) {
 	require.Equal(t, 1, code, "failures make the exit code non-zero")
 	require.Contains(t, out.String(), "4 PDF(s): 1 ingested, 1 duplicate(s), 2 failed")
 	require.Contains(t, out.String(), "cut.pdf: The PDF is damaged or cut short")
-	require.Contains(t, out.String(), "fake.pdf: ingest: not a PDF")
+	require.Contains(t, out.String(), "fake.pdf: the file is not a PDF")
 	require.Contains(t, errOut.String(), "4/4")
 
 	var papers, chunks int
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM papers), (SELECT count(*) FROM paper_chunks)`).Scan(&papers, &chunks))
 	require.Equal(t, 1, papers, "the failed ones left nothing")
 	require.Positive(t, chunks)
+	stored, err := filepath.Glob(filepath.Join(dataDir, "pdfs", "*"))
+	require.NoError(t, err)
+	require.Len(t, stored, 1, "only the PDF that was read stays in the data folder: %v", stored)
+
+	out.Reset()
+	code = Run(context.Background(), []string{"import", "--user", "ann@example.org", folder}, env, &out, &errOut)
+	require.Equal(t, 1, code)
+	require.Contains(t, out.String(), "4 PDF(s): 0 ingested, 2 duplicate(s), 2 failed", "a second import adds nothing")
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM papers`).Scan(&papers))
+	require.Equal(t, 1, papers)
 
 	require.Equal(t, 2, Run(context.Background(), []string{"import", folder}, env, &out, &errOut), "--user is required")
 }

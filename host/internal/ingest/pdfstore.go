@@ -148,20 +148,6 @@ func (st *Staged) keep() error {
 	return nil
 }
 
-// Put stores r at its content address at once, with no size limit, and returns the
-// digest and the size (the command-line import, which runs as the operator).
-func (s *Store) Put(r io.Reader) (string, int64, error) {
-	st, err := s.Stage(r, -1)
-	if err != nil {
-		return "", 0, err
-	}
-	defer st.Discard()
-	if err := st.keep(); err != nil {
-		return "", 0, err
-	}
-	return st.Sum, st.Size, nil
-}
-
 // lockDigestTx takes a transaction-scoped lock on one PDF content: creating a paper
 // for it, and removing its file, happen one at a time.
 func lockDigestTx(ctx context.Context, tx pgx.Tx, sum string) error {

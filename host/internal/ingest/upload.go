@@ -174,26 +174,78 @@ func uploadTitle(filename string) string {
 func (a *API) keepUpload(ctx context.Context, user uuid.UUID, title, filename string, st *Staged) (UploadResult, error) {
 	var res UploadResult
 	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
-		if err := st.KeepTx(ctx, tx); err != nil {
+		id, existing, err := keepTx(ctx, tx, user, title, filename, st)
+		if err != nil {
 			return err
 		}
-		id, err := findCopyTx(ctx, tx, user, st.Sum)
-		if err == nil {
-			res = UploadResult{PaperID: id, Status: StatusExisting, Message: "You already have this PDF; nothing new was added."}
+		res.PaperID = id
+		if existing {
+			res.Status, res.Message = StatusExisting, "You already have this PDF; nothing new was added."
 			return nil
 		}
-		if !errors.Is(err, papers.ErrNotFound) {
-			return err
-		}
-		if res.PaperID, err = CreateUploadTx(ctx, tx, user, title, filename, st.Sum, st.Size); err != nil {
-			return err
-		}
 		res.Status, res.Message = StatusQueued, "The PDF is uploaded; Lectern is reading it."
-		res.Job, err = a.queue.EnqueueTx(ctx, tx, user, Args{PaperID: res.PaperID, SHA256: st.Sum})
+		res.Job, err = a.queue.EnqueueTx(ctx, tx, user, Args{PaperID: id, SHA256: st.Sum})
 		return err
 	})
 	return res, err
 }
+
+// keepTx moves a staged PDF to its content address and gives user the paper for it,
+// in the caller's transaction: the existing copy when there is one (findCopyTx,
+// existing true), else a new private paper in their library, still to be read.
+func keepTx(ctx context.Context, tx pgx.Tx, user uuid.UUID, title, filename string, st *Staged) (uuid.UUID, bool, error) {
+	if err := st.KeepTx(ctx, tx); err != nil {
+		return uuid.Nil, false, err
+	}
+	id, err := findCopyTx(ctx, tx, user, st.Sum)
+	if err == nil {
+		return id, true, nil
+	}
+	if !errors.Is(err, papers.ErrNotFound) {
+		return uuid.Nil, false, err
+	}
+	id, err = CreateUploadTx(ctx, tx, user, title, filename, st.Sum, st.Size)
+	return id, false, err
+}
+
+// Kept is a PDF KeepFile took: the paper for it, and whether that paper already
+// existed (then nothing was added).
+type Kept struct {
+	PaperID  uuid.UUID
+	SHA256   string
+	Existing bool
+}
+
+// KeepFile is an upload from the host's own command line (`lectern import`): the
+// same checks and the same answer as POST /api/papers/upload, without the size limit
+// of a browser upload or a job. A new paper is for the caller to read
+// (Worker.Ingest). Nothing is kept of a refused PDF or a failed transaction.
+func (s *Store) KeepFile(ctx context.Context, pool *pgxpool.Pool, user uuid.UUID, r io.Reader, filename string) (Kept, error) {
+	st, err := s.Stage(r, -1)
+	if errors.Is(err, errNotPDF) {
+		return Kept{}, ErrNotPDF
+	}
+	if err != nil {
+		return Kept{}, err
+	}
+	defer st.Discard()
+	k := Kept{SHA256: st.Sum}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		k.PaperID, k.Existing, err = keepTx(ctx, tx, user, uploadTitle(filename), filename, st)
+		return err
+	})
+	if err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = s.Release(rctx, pool, st.Sum)
+		return Kept{}, err
+	}
+	return k, nil
+}
+
+// ErrNotPDF is a file that is not a PDF, whatever its name says.
+var ErrNotPDF = errors.New("the file is not a PDF")
 
 // release removes a PDF whose transaction failed, unless a paper refers to it. The
 // request may be over; the cleanup still runs.
