@@ -284,9 +284,11 @@ func pdfinfo(ctx context.Context, bin, path string) (int, error) {
 	return n, nil
 }
 
-// findLine reads r to its end and returns what follows prefix on the first line
-// starting with it, trimmed; "" when no line does. Lines longer than the read
-// buffer are skipped, so memory stays bounded whatever r holds.
+// findLine reads r to its end and returns what follows prefix on the last line
+// starting with it, trimmed; "" when no line does. The last, because pdfinfo
+// prints the PDF's own title and subject, which may hold a line break and a
+// "Pages:" of their choosing, before its own Pages line. Lines longer than the
+// read buffer are skipped, so memory stays bounded whatever r holds.
 func findLine(r io.Reader, prefix string) (string, error) {
 	br := bufio.NewReaderSize(r, 4096)
 	found, skipping := "", false
@@ -298,7 +300,7 @@ func findLine(r io.Reader, prefix string) (string, error) {
 			continue
 		case skipping:
 			skipping = false // the tail of a line too long to be the one we want
-		case found == "" && bytes.HasPrefix(l, []byte(prefix)):
+		case bytes.HasPrefix(l, []byte(prefix)):
 			found = strings.TrimSpace(string(l[len(prefix):]))
 		}
 		if err == io.EOF {

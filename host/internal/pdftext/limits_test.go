@@ -174,3 +174,26 @@ func (r *repeat) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+func TestFindLineKeepsOnlyThePagesLine(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("t", 1<<20)
+	tests := []struct {
+		name, in, want string
+	}{
+		{"plain", "Title:  x\nPages:          12\nEncrypted: no\n", "12"},
+		{"no newline at the end", "Pages: 7", "7"},
+		{"absent", "Title: x\n", ""},
+		{"a title longer than the buffer", "Title: " + long + "\nPages: 3\n", "3"},
+		{"a long line that looks like it", "Pages: " + long + "\nPages: 4\n", "4"},
+		{"a title that injects a page count", "Title: a\nPages: 1\nPages:          600\nEncrypted: no\n", "600"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := findLine(strings.NewReader(tt.in), "Pages:")
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
