@@ -197,3 +197,20 @@ func TestFindLineKeepsOnlyThePagesLine(t *testing.T) {
 		})
 	}
 }
+
+func TestAForgedPageCountInTheTitleDoesNotPassThePageLimit(t *testing.T) {
+	t.Parallel()
+	pdf := pdftexttest.Dense(pdftexttest.DenseConfig{Pages: 4, LinesPerPage: 20, WordsPerLine: 10, Title: "A title\nPages: 1"})
+	path := filepath.Join(t.TempDir(), "forged.pdf")
+	require.NoError(t, os.WriteFile(path, pdf, 0o600))
+	pages, err := pdfinfo(t.Context(), "pdfinfo", path)
+	require.NoError(t, err)
+	require.Equal(t, 4, pages, "pdfinfo's own Pages line, not the title's")
+
+	// Either check alone stops it: pdfinfo's count, and the pages pdftotext writes.
+	_, err = Extract(t.Context(), bytes.NewReader(pdf), int64(len(pdf)), &Opts{MaxPages: 3, TempDir: t.TempDir()})
+	require.ErrorIs(t, err, ErrTooManyPages)
+	var lim *PageLimitError
+	require.ErrorAs(t, err, &lim)
+	require.Equal(t, &PageLimitError{Pages: 4, Limit: 3}, lim)
+}

@@ -21,6 +21,9 @@ type DenseConfig struct {
 	LinesPerPage int
 	// WordsPerLine is how many words each line holds. Default 52, as many as fit.
 	WordsPerLine int
+	// Title, when not "", is the document's Title entry, which pdfinfo prints
+	// as is (line breaks included).
+	Title string
 }
 
 // words are what the lines are made of; each line picks its own sequence, so
@@ -68,14 +71,22 @@ func Dense(cfg DenseConfig) []byte {
 		content := pageContent(p, cfg.LinesPerPage, cfg.WordsPerLine)
 		obj(fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>", len(content)), content)
 	}
+	info := ""
+	if cfg.Title != "" {
+		obj("<< /Title ("+pdfString.Replace(cfg.Title)+") >>", nil)
+		info = fmt.Sprintf(" /Info %d 0 R", len(offsets))
+	}
 	xref := out.Len()
 	fmt.Fprintf(&out, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
 	for _, off := range offsets {
 		fmt.Fprintf(&out, "%010d 00000 n \n", off)
 	}
-	fmt.Fprintf(&out, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
+	fmt.Fprintf(&out, "trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, info, xref)
 	return out.Bytes()
 }
+
+// pdfString escapes text for a PDF literal string.
+var pdfString = strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`, "\n", `\n`, "\r", `\r`)
 
 // pageContent is the compressed content stream of page p: lines of words,
 // 5.5 points apart from the top of the page down.
