@@ -20,6 +20,30 @@ const DefaultMaxTokens = 512
 // implementation's overlap).
 const DefaultOverlapTokens = 50
 
+// DefaultMaxChunks is Config.MaxChunks when zero: 5,000 passages, about 11 MB
+// of prose, above what pdftext's 8 MiB text cap lets through for ordinary text.
+// A 500-page thesis makes about 1,500.
+const DefaultMaxChunks = 5000
+
+// ErrTooManyChunks is returned, wrapped in a [*ChunkLimitError], when a
+// document would make more than Config.MaxChunks chunks.
+var ErrTooManyChunks = errors.New("chunk: too many passages")
+
+// ChunkLimitError reports a document over the chunk limit. It matches
+// ErrTooManyChunks with errors.Is.
+type ChunkLimitError struct {
+	// Limit is the limit the document exceeded.
+	Limit int
+}
+
+// Error implements error.
+func (e *ChunkLimitError) Error() string {
+	return fmt.Sprintf("%s: more than %d", ErrTooManyChunks, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooManyChunks) true.
+func (e *ChunkLimitError) Is(target error) bool { return target == ErrTooManyChunks }
+
 // ErrInvalidConfig is returned for a Config whose overlap does not leave room
 // for new text in each chunk.
 var ErrInvalidConfig = errors.New("chunk: invalid config")
@@ -35,6 +59,9 @@ type Config struct {
 	// section repeats: the most words whose estimate is at most OverlapTokens.
 	// Default DefaultOverlapTokens (50). Use a negative value for no overlap.
 	OverlapTokens int
+	// MaxChunks is the most chunks one document may make; Split stops at the
+	// next one with ErrTooManyChunks. Default DefaultMaxChunks (5,000).
+	MaxChunks int
 }
 
 // Chunk is a passage of a paper's text.
@@ -88,6 +115,13 @@ func wordsFor(tokens int) int {
 	return w
 }
 
+func (c *Config) maxChunks() int {
+	if c == nil || c.MaxChunks <= 0 {
+		return DefaultMaxChunks
+	}
+	return c.MaxChunks
+}
+
 func (c *Config) resolve() (maxWords, overlapWords int, err error) {
 	var r Config
 	if c != nil {
@@ -110,19 +144,36 @@ func (c *Config) resolve() (maxWords, overlapWords int, err error) {
 }
 
 // Split cuts doc into chunks section by section, in order. paperID goes into
-// the chunk ids. Sections without words yield no chunk. It fails only on an
-// invalid cfg (nil means the defaults).
+// the chunk ids. Sections without words yield no chunk. It fails on an invalid
+// cfg (nil means the defaults), and with a *ChunkLimitError as soon as doc would
+// make more than cfg.MaxChunks chunks. Besides the chunks it holds only the word
+// spans of one chunk.
 func Split(paperID string, doc *pdftext.Document, cfg *Config) ([]Chunk, error) {
 	maxWords, overlapWords, err := cfg.resolve()
 	if err != nil {
 		return nil, err
 	}
+	maxChunks := cfg.maxChunks()
 	var out []Chunk
+	win := make([][2]int, 0, maxWords) // the word spans of the next chunk
 	for _, sec := range doc.Sections {
-		words := wordSpans(doc.Text, sec.Start, sec.End)
-		for i := 0; i < len(words); {
-			j := min(i+maxWords, len(words))
-			start, end := words[i][0], words[j-1][1]
+		next := words{text: doc.Text, at: sec.Start, end: sec.End}
+		win = win[:0]
+		for {
+			for len(win) < maxWords {
+				w, ok := next.next()
+				if !ok {
+					break
+				}
+				win = append(win, w)
+			}
+			if len(win) == 0 {
+				break
+			}
+			if len(out) == maxChunks {
+				return nil, &ChunkLimitError{Limit: maxChunks}
+			}
+			start, end := win[0][0], win[len(win)-1][1]
 			text := doc.Text[start:end]
 			idx := len(out)
 			out = append(out, Chunk{
@@ -135,36 +186,47 @@ func Split(paperID string, doc *pdftext.Document, cfg *Config) ([]Chunk, error) 
 				PageEnd:     doc.PageAt(end - 1),
 				Section:     sec.Title,
 				SectionKind: sec.Kind,
-				Tokens:      wordsToTokens(j - i),
+				Tokens:      wordsToTokens(len(win)),
 			})
-			if j == len(words) {
-				break
+			if len(win) < maxWords || !next.more() {
+				break // the section's last words are in this chunk
 			}
-			i = j - overlapWords
+			win = win[:copy(win, win[len(win)-overlapWords:])]
 		}
 	}
 	return out, nil
 }
 
-// wordSpans returns the byte spans of the whitespace-separated words of
-// text[from:to].
-func wordSpans(text string, from, to int) [][2]int {
-	var spans [][2]int
+// words yields the byte spans of the whitespace-separated words of
+// text[at:end], one at a time.
+type words struct {
+	text    string
+	at, end int
+}
+
+// next returns the next word's span, false when there is none.
+func (w *words) next() ([2]int, bool) {
 	start := -1
-	for i := from; i < to; {
-		r, size := utf8.DecodeRuneInString(text[i:to])
+	for w.at < w.end {
+		r, size := utf8.DecodeRuneInString(w.text[w.at:w.end])
 		if unicode.IsSpace(r) {
 			if start >= 0 {
-				spans = append(spans, [2]int{start, i})
-				start = -1
+				return [2]int{start, w.at}, true
 			}
 		} else if start < 0 {
-			start = i
+			start = w.at
 		}
-		i += size
+		w.at += size
 	}
 	if start >= 0 {
-		spans = append(spans, [2]int{start, to})
+		return [2]int{start, w.end}, true
 	}
-	return spans
+	return [2]int{}, false
+}
+
+// more reports whether another word follows, without consuming it.
+func (w *words) more() bool {
+	peek := *w
+	_, ok := peek.next()
+	return ok
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/require"
 
@@ -258,4 +259,67 @@ func TestSplitEmpty(t *testing.T) {
 	chunks, err := Split("p", &pdftext.Document{Text: " \n", Pages: []pdftext.Page{{Number: 1}}, Sections: []pdftext.Section{{Start: 0, End: 2}}}, nil)
 	require.NoError(t, err)
 	require.Empty(t, chunks)
+}
+
+// wordSpans returns the byte spans of the whitespace-separated words of
+// text[from:to], all at once: the test's own reading of what a word is.
+func wordSpans(text string, from, to int) [][2]int {
+	var spans [][2]int
+	start := -1
+	for i, r := range text[from:to] {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				spans = append(spans, [2]int{from + start, from + i})
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		spans = append(spans, [2]int{from + start, to})
+	}
+	return spans
+}
+
+// wordsDoc is one section of n one-letter words on one page.
+func wordsDoc(n int) *pdftext.Document {
+	text := strings.TrimSpace(strings.Repeat("w ", n))
+	return &pdftext.Document{
+		Text:     text,
+		Pages:    []pdftext.Page{{Number: 1, Text: text}},
+		Sections: []pdftext.Section{{Kind: pdftext.KindBody, Start: 0, End: len(text), Page: 1}},
+	}
+}
+
+func TestSplitStopsAtTheChunkLimit(t *testing.T) {
+	t.Parallel()
+	oneWord := func(limit int) *Config { return &Config{MaxTokens: 2, OverlapTokens: -1, MaxChunks: limit} }
+	tests := []struct {
+		name    string
+		words   int
+		cfg     *Config
+		chunks  int
+		limitAt int // 0: no error
+	}{
+		{"at the limit", 7, oneWord(7), 7, 0},
+		{"one over the limit", 8, oneWord(7), 0, 7},
+		{"default limit reached", DefaultMaxChunks, oneWord(0), DefaultMaxChunks, 0},
+		{"default limit passed", DefaultMaxChunks + 1, oneWord(0), 0, DefaultMaxChunks},
+		{"overlapping chunks count", 40, &Config{MaxTokens: 13, OverlapTokens: 4, MaxChunks: 5}, 0, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			chunks, err := Split("p", wordsDoc(tt.words), tt.cfg)
+			if tt.limitAt == 0 {
+				require.NoError(t, err)
+				require.Len(t, chunks, tt.chunks)
+				return
+			}
+			require.ErrorIs(t, err, ErrTooManyChunks)
+			require.Equal(t, &ChunkLimitError{Limit: tt.limitAt}, err)
+			require.Nil(t, chunks, "nothing half-made")
+		})
+	}
 }

@@ -21,4 +21,10 @@
 // A chunk's ID is a name-based UUID (version 5) of the paper id, the chunk's
 // index and its text: the same paper extracted the same way gets the same ids,
 // so re-ingesting is idempotent, and the ids are valid Qdrant point ids.
+//
+// # Limit
+//
+// A document may make at most Config.MaxChunks chunks (default 5,000); Split
+// fails with [ErrTooManyChunks] as soon as it would make one more, and holds no
+// more than one chunk's word spans while it works, whatever the text's length.
 package chunk

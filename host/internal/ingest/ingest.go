@@ -49,6 +49,9 @@ type Worker struct {
 	Vectors  vectorstore.Store
 	// Extract is pdftext.ExtractFile; tests may replace it.
 	Extract func(ctx context.Context, path string, opts *pdftext.Opts) (*pdftext.Document, error)
+	// MaxPassages is the most passages one paper may make; a PDF that makes more
+	// fails the job. Default chunk.DefaultMaxChunks (5,000).
+	MaxPassages int
 }
 
 // reasons are what the owner reads when a PDF cannot be used.
@@ -62,6 +65,7 @@ var reasons = []struct {
 	{pdftext.ErrEmpty, "pdf_empty", "The PDF has no pages."},
 	{pdftext.ErrScanned, "pdf_scanned", "The PDF has no text layer (it is a scan); run OCR on it first, then upload the result."},
 	{pdftext.ErrTooManyPages, "pdf_too_long", "The PDF has more than 500 pages."},
+	{pdftext.ErrTooMuchText, "pdf_too_much_text", fmt.Sprintf("The PDF holds more text than Lectern reads from one paper (%d MB); split it or upload the article alone.", pdftext.DefaultMaxTextBytes>>20)},
 }
 
 // Outcome is what one ingest did.
@@ -110,7 +114,14 @@ func (w *Worker) Ingest(ctx context.Context, args Args, owner uuid.UUID, progres
 		return Outcome{}, fmt.Errorf("ingest: extract: %w", err)
 	}
 	progress(1, fmt.Sprintf("splitting %d pages into passages", len(doc.Pages)))
-	chunks, err := chunk.Split(args.PaperID.String(), doc, nil)
+	chunks, err := chunk.Split(args.PaperID.String(), doc, &chunk.Config{MaxChunks: w.MaxPassages})
+	if lim := (*chunk.ChunkLimitError)(nil); errors.As(err, &lim) {
+		if derr := w.discard(ctx, args.PaperID, owner); derr != nil {
+			return Outcome{}, derr
+		}
+		return Outcome{}, jobs.NewPublicError("pdf_too_many_passages", fmt.Sprintf(
+			"The PDF makes more than %d passages, more than Lectern keeps for one paper; split it or upload the article alone.", lim.Limit), err)
+	}
 	if err != nil {
 		return Outcome{}, fmt.Errorf("ingest: chunk: %w", err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
+	"github.com/lectern-research/lectern/host/internal/pdftext/pdftexttest"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
 	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
@@ -44,7 +45,9 @@ type bundle struct {
 	passages *retrieve.Retriever
 }
 
-func setup(t *testing.T) *bundle {
+// setup starts a database and the job queue with an ingest worker; opts adjust
+// the worker.
+func setup(t *testing.T, opts ...func(*Worker)) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.NewDB(t)
@@ -57,6 +60,9 @@ func setup(t *testing.T) *bundle {
 	vectors := embedded.New(pool)
 	b.passages = retrieve.New(pool, lexical, vectors)
 	b.worker = &Worker{Pool: pool, Store: store, Logger: logger, Embedder: lexical, Vectors: vectors}
+	for _, o := range opts {
+		o(b.worker)
+	}
 	require.NoError(t, RegisterJobs(reg, b.worker))
 	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: logger, Registry: reg})
 	require.NoError(t, err)
@@ -199,6 +205,43 @@ func TestATruncatedPDFFailsAndLeavesNothing(t *testing.T) {
 	entries, err := os.ReadDir(b.api.store.dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "the unreadable PDF's file goes with its paper")
+}
+
+// requireNothingLeft checks that no paper, chunk, text or library row exists.
+func (b *bundle) requireNothingLeft(t *testing.T) {
+	t.Helper()
+	var papers, chunks, libraries, texts int
+	require.NoError(t, b.pool.QueryRow(context.Background(), `
+		SELECT (SELECT count(*) FROM papers), (SELECT count(*) FROM paper_chunks),
+		       (SELECT count(*) FROM user_library), (SELECT count(*) FROM paper_texts)`).Scan(&papers, &chunks, &libraries, &texts))
+	require.Zero(t, papers+chunks+libraries+texts, "no paper, chunk, text or library row is left")
+}
+
+// The issue's test case: about 0.5 MB of PDF whose 300 pages expand to 14.6 MB of
+// text, past the 8 MiB text cap (pdftext's TestExtractDensePDFStaysUnderTheMemoryBound
+// measures the memory this takes).
+func TestAPDFThatExpandsPastTheTextCapFailsAndLeavesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rec, res := b.upload(t, b.ann, "dense.pdf", pdftexttest.Dense(pdftexttest.DenseConfig{}))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	state, output := b.waitJob(t, res.Job.ID)
+	require.Equal(t, "discarded", state, "a failed job")
+	require.Contains(t, output, "pdf_too_much_text")
+	require.Contains(t, output, "The PDF holds more text than Lectern reads from one paper (8 MB); split it or upload the article alone.")
+	b.requireNothingLeft(t)
+}
+
+func TestAPDFOverThePassageCapFailsAndLeavesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(w *Worker) { w.MaxPassages = 3 })
+	rec, res := b.upload(t, b.ann, "rrp.pdf", fixturetest.Read(t, "pdfs/hindawi_rrp_2010_157939_with_groundtruth.pdf"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	state, output := b.waitJob(t, res.Job.ID)
+	require.Equal(t, "discarded", state, "a failed job")
+	require.Contains(t, output, "pdf_too_many_passages")
+	require.Contains(t, output, "The PDF makes more than 3 passages, more than Lectern keeps for one paper; split it or upload the article alone.")
+	b.requireNothingLeft(t)
 }
 
 func TestUploadRefusesWhatIsNotAPDF(t *testing.T) {

@@ -25,9 +25,20 @@
 // # Failures
 //
 // Extract either returns a whole Document or an error matching one of
-// [ErrMalformed], [ErrEncrypted], [ErrEmpty], [ErrScanned], [ErrTooManyPages] or
-// [ErrToolMissing] with errors.Is; it writes nothing but a temporary copy of the
-// input, removed before it returns, so a failed extraction leaves nothing behind.
+// [ErrMalformed], [ErrEncrypted], [ErrEmpty], [ErrScanned], [ErrTooManyPages],
+// [ErrTooMuchText] or [ErrToolMissing] with errors.Is; it writes nothing but a
+// temporary copy of the input, removed before it returns, so a failed extraction
+// leaves nothing behind.
+//
+// # Bounds
+//
+// A small compressed PDF can expand to far more text than any paper holds.
+// pdftotext's output is decoded token by token as it is written, and the process
+// is killed as soon as the text passes [Opts.MaxTextBytes] (8 MiB) or
+// [Opts.MaxLines] (200,000), the pages pass [Opts.MaxPages], the XML passes 40
+// bytes per byte of the text cap, or one XML token passes 1 MiB. One extraction
+// therefore holds at most that much text; tools' stderr is kept to its first
+// 4 KiB and pdfinfo's output to its Pages line.
 //
 // # Normalization
 //

@@ -25,6 +25,13 @@ var ErrScanned = errors.New("PDF has no text layer (scanned or image-only)")
 // more pages than [Opts.MaxPages].
 var ErrTooManyPages = errors.New("PDF has too many pages")
 
+// ErrTooMuchText is returned, wrapped in a [*TextLimitError], when the text
+// pdftotext writes for a PDF passes one of the caps of [Opts]: a small
+// compressed PDF can expand to far more text than any paper holds. The
+// subprocess is killed as soon as a cap is crossed, so at most that much text is
+// ever held.
+var ErrTooMuchText = errors.New("PDF holds too much text")
+
 // ErrToolMissing is returned when pdftotext or pdfinfo is not installed
 // (Debian package poppler-utils; scripts/ensure-tools installs it).
 var ErrToolMissing = errors.New("pdftotext/pdfinfo not installed (package poppler-utils)")
@@ -32,7 +39,8 @@ var ErrToolMissing = errors.New("pdftotext/pdfinfo not installed (package popple
 // PageLimitError reports a PDF over the page limit. It matches ErrTooManyPages
 // with errors.Is.
 type PageLimitError struct {
-	// Pages is the PDF's page count.
+	// Pages is the PDF's page count as pdfinfo reports it, or the pages read
+	// so far when pdftotext's output passes the limit while it is read.
 	Pages int
 	// Limit is the limit it exceeded.
 	Limit int
@@ -45,3 +53,21 @@ func (e *PageLimitError) Error() string {
 
 // Is makes errors.Is(err, ErrTooManyPages) true.
 func (e *PageLimitError) Is(target error) bool { return target == ErrTooManyPages }
+
+// TextLimitError reports a PDF whose extracted text crossed a cap. It matches
+// ErrTooMuchText with errors.Is.
+type TextLimitError struct {
+	// What names the quantity that crossed its cap: "bytes of text", "lines of
+	// text", "bytes of pdftotext output" or "bytes in one XML token".
+	What string
+	// Limit is the cap it crossed.
+	Limit int64
+}
+
+// Error implements error.
+func (e *TextLimitError) Error() string {
+	return fmt.Sprintf("%s: more than %d %s", ErrTooMuchText, e.Limit, e.What)
+}
+
+// Is makes errors.Is(err, ErrTooMuchText) true.
+func (e *TextLimitError) Is(target error) bool { return target == ErrTooMuchText }

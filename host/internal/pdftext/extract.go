@@ -20,6 +20,28 @@ const DefaultMaxPages = 500
 // DefaultMinPageChars is the text-layer threshold when [Opts.MinPageChars] is zero.
 const DefaultMinPageChars = 100
 
+// DefaultMaxTextBytes is the text cap when [Opts.MaxTextBytes] is zero: 8 MiB,
+// twice a dense paper at the page limit (500 pages of 8 KB; the fixture papers
+// hold 2 to 6 KB a page, and a thesis or book 2 to 3 KB).
+const DefaultMaxTextBytes = 8 << 20
+
+// DefaultMaxLines is the line cap when [Opts.MaxLines] is zero: 400 lines a page
+// at the page limit (the fixture papers have 25 to 110 a page).
+const DefaultMaxLines = 200_000
+
+// outputPerTextByte bounds pdftotext's XML against the text cap: the stream is
+// cut after outputPerTextByte*MaxTextBytes bytes. Real papers write 15 to 21
+// bytes of XML per byte of text (measured on the fixtures).
+const outputPerTextByte = 40
+
+// maxTokenBytes bounds one XML token (a tag, or the text between two tags): the
+// decoder holds a whole token, and no word or tag pdftotext writes for a real
+// page comes near 1 MiB.
+const maxTokenBytes = 1 << 20
+
+// maxStderrBytes is how much of a tool's stderr is kept for error messages.
+const maxStderrBytes = 4 << 10
+
 // Opts are optional settings of [Extract] and [ExtractFile]; nil means defaults.
 type Opts struct {
 	// MaxPages is the most pages a PDF may have; more fail with ErrTooManyPages
@@ -29,6 +51,17 @@ type Opts struct {
 	// for the PDF to count as having a text layer; otherwise Extract fails with
 	// ErrScanned. Default DefaultMinPageChars (100).
 	MinPageChars int
+	// MaxTextBytes is the most text Extract reads from a PDF, counted as it will
+	// stand in Document.Text (words, spaces and line breaks). pdftotext's output
+	// is read as it is written and the process is killed as soon as the text
+	// passes the cap; Extract then fails with ErrTooMuchText. Default
+	// DefaultMaxTextBytes (8 MiB).
+	MaxTextBytes int
+	// MaxLines is the most lines of text Extract reads from a PDF; more fail
+	// with ErrTooMuchText the same way. Each line costs about 100 bytes on top of
+	// its text, so this bounds what a PDF of many tiny lines holds. Default
+	// DefaultMaxLines (200,000).
+	MaxLines int
 	// PdftotextPath is the pdftotext binary. Default "pdftotext" looked up in PATH.
 	PdftotextPath string
 	// PdfinfoPath is the pdfinfo binary. Default "pdfinfo" looked up in PATH.
@@ -47,6 +80,12 @@ func (o *Opts) withDefaults() Opts {
 	}
 	if r.MinPageChars <= 0 {
 		r.MinPageChars = DefaultMinPageChars
+	}
+	if r.MaxTextBytes <= 0 {
+		r.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if r.MaxLines <= 0 {
+		r.MaxLines = DefaultMaxLines
 	}
 	if r.PdftotextPath == "" {
 		r.PdftotextPath = "pdftotext"
@@ -123,10 +162,11 @@ func ExtractFile(ctx context.Context, path string, opts *Opts) (*Document, error
 
 // Extract extracts the PDF of size bytes read from r: it checks the file's
 // envelope, asks pdfinfo for the page count and encryption, then runs pdftotext
-// and analyses its layout. It fails with an error matching ErrMalformed,
-// ErrEncrypted, ErrEmpty, ErrScanned, ErrTooManyPages or ErrToolMissing, or with
-// ctx's error when ctx ends first (the subprocesses are killed). The input is
-// copied to a temporary file that is removed before Extract returns.
+// and analyses its layout as pdftotext writes it. It fails with an error
+// matching ErrMalformed, ErrEncrypted, ErrEmpty, ErrScanned, ErrTooManyPages,
+// ErrTooMuchText or ErrToolMissing, or with ctx's error when ctx ends first (the
+// subprocesses are killed). The input is copied to a temporary file that is
+// removed before Extract returns.
 func Extract(ctx context.Context, r io.ReaderAt, size int64, opts *Opts) (*Document, error) {
 	if err := checkEnvelope(r, size); err != nil {
 		return nil, err
@@ -182,7 +222,7 @@ func extractPath(ctx context.Context, path string, o Opts) (*Document, error) {
 	if pages > o.MaxPages {
 		return nil, fmt.Errorf("pdftext: %w", &PageLimitError{Pages: pages, Limit: o.MaxPages})
 	}
-	layout, err := pdftotext(ctx, o.PdftotextPath, path)
+	layout, err := pdftotext(ctx, o, path)
 	if err != nil {
 		return nil, err
 	}
@@ -213,8 +253,15 @@ func hasTextLayer(pages []layoutPage, minChars int) bool {
 }
 
 // pdfinfo returns the page count, mapping poppler's failures to the package errors.
+// Only the Pages line of its output is kept: the title and other metadata it
+// prints first can be as long as the PDF makes them.
 func pdfinfo(ctx context.Context, bin, path string) (int, error) {
-	out, stderr, err := run(ctx, bin, "-enc", "UTF-8", path)
+	pages := ""
+	stderr, err := run(ctx, bin, []string{"-enc", "UTF-8", path}, func(stdout io.Reader) error {
+		v, err := findLine(stdout, "Pages:")
+		pages = v
+		return err
+	})
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrToolMissing), ctx.Err() != nil:
@@ -227,54 +274,126 @@ func pdfinfo(ctx context.Context, bin, path string) (int, error) {
 			return 0, fmt.Errorf("pdftext: %w: pdfinfo: %s", ErrMalformed, firstLine(stderr, err))
 		}
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "Pages:"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return 0, fmt.Errorf("pdftext: %w: pdfinfo page count %q", ErrMalformed, v)
-			}
-			return n, nil
-		}
+	if pages == "" {
+		return 0, fmt.Errorf("pdftext: %w: pdfinfo reported no page count", ErrMalformed)
 	}
-	return 0, fmt.Errorf("pdftext: %w: pdfinfo reported no page count", ErrMalformed)
+	n, err := strconv.Atoi(pages)
+	if err != nil {
+		return 0, fmt.Errorf("pdftext: %w: pdfinfo page count %q", ErrMalformed, pages)
+	}
+	return n, nil
 }
 
-func pdftotext(ctx context.Context, bin, path string) ([]layoutPage, error) {
-	out, stderr, err := run(ctx, bin, "-bbox-layout", "-enc", "UTF-8", path, "-")
+// findLine reads r to its end and returns what follows prefix on the last line
+// starting with it, trimmed; "" when no line does. The last, because pdfinfo
+// prints the PDF's own title and subject, which may hold a line break and a
+// "Pages:" of their choosing, before its own Pages line. Lines longer than the
+// read buffer are skipped, so memory stays bounded whatever r holds.
+func findLine(r io.Reader, prefix string) (string, error) {
+	br := bufio.NewReaderSize(r, 4096)
+	found, skipping := "", false
+	for {
+		l, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			skipping = true
+			continue
+		case skipping:
+			skipping = false // the tail of a line too long to be the one we want
+		case bytes.HasPrefix(l, []byte(prefix)):
+			found = strings.TrimSpace(string(l[len(prefix):]))
+		}
+		if err == io.EOF {
+			return found, nil
+		}
+		if err != nil {
+			return found, err
+		}
+	}
+}
+
+// pdftotext runs `pdftotext -bbox-layout` and decodes its XML as it is written,
+// under o's caps: crossing one kills the process and fails with
+// ErrTooMuchText or ErrTooManyPages.
+func pdftotext(ctx context.Context, o Opts, path string) ([]layoutPage, error) {
+	var pages []layoutPage
+	lim := limits{
+		pages:       o.MaxPages,
+		textBytes:   int64(o.MaxTextBytes),
+		lines:       o.MaxLines,
+		outputBytes: outputPerTextByte * int64(o.MaxTextBytes),
+		tokenBytes:  maxTokenBytes,
+	}
+	stderr, err := run(ctx, o.PdftotextPath, []string{"-bbox-layout", "-enc", "UTF-8", path, "-"}, func(stdout io.Reader) error {
+		var err error
+		pages, err = parseBBoxLayout(stdout, lim)
+		return err
+	})
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrToolMissing), ctx.Err() != nil:
 			return nil, err
+		case errors.Is(err, ErrTooMuchText), errors.Is(err, ErrTooManyPages):
+			return nil, fmt.Errorf("pdftext: %w", err)
 		case strings.Contains(stderr, "Incorrect password"):
 			return nil, fmt.Errorf("pdftext: %w", ErrEncrypted)
 		default:
 			return nil, fmt.Errorf("pdftext: %w: pdftotext: %s", ErrMalformed, firstLine(stderr, err))
 		}
 	}
-	pages, err := parseBBoxLayout(bytes.NewReader(out))
-	if err != nil {
-		return nil, fmt.Errorf("pdftext: %w: %w", ErrMalformed, err)
-	}
 	return pages, nil
 }
 
-// run runs bin with args under ctx and returns its stdout and stderr.
-func run(ctx context.Context, bin string, args ...string) ([]byte, string, error) {
+// run runs bin with args under ctx, handing its stdout to read as it is
+// written. When read fails the process is killed and read's error returned;
+// otherwise the error is the process's. The first maxStderrBytes of stderr are
+// returned for messages.
+func run(ctx context.Context, bin string, args []string, read func(stdout io.Reader) error) (string, error) {
 	if _, err := exec.LookPath(bin); err != nil {
-		return nil, "", fmt.Errorf("pdftext: %w: %w", ErrToolMissing, err)
+		return "", fmt.Errorf("pdftext: %w: %w", ErrToolMissing, err)
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, stderr.String(), fmt.Errorf("pdftext: %s: %w", bin, ctx.Err())
-		}
-		return nil, stderr.String(), fmt.Errorf("pdftext: %s: %w", bin, err)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, bin, args...)
+	stderr := &headWriter{max: maxStderrBytes}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", fmt.Errorf("pdftext: %s: %w", bin, err)
 	}
-	return stdout.Bytes(), stderr.String(), nil
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("pdftext: %s: %w", bin, err)
+	}
+	rerr := read(stdout)
+	if rerr != nil {
+		cancel() // kills the process; what it would still write is not wanted
+	}
+	werr := cmd.Wait()
+	switch {
+	case ctx.Err() != nil:
+		return stderr.String(), fmt.Errorf("pdftext: %s: %w", bin, ctx.Err())
+	case rerr != nil:
+		return stderr.String(), rerr
+	case werr != nil:
+		return stderr.String(), fmt.Errorf("pdftext: %s: %w", bin, werr)
+	}
+	return stderr.String(), nil
 }
+
+// headWriter keeps the first max bytes written to it and drops the rest.
+type headWriter struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	if room := w.max - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (w *headWriter) String() string { return w.buf.String() }
 
 func firstLine(stderr string, err error) string {
 	for _, l := range strings.Split(stderr, "\n") {

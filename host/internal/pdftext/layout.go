@@ -1,12 +1,12 @@
 package pdftext
 
 import (
+	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // box is a rectangle in PDF points, y growing downwards (pdftotext's convention).
@@ -29,22 +29,41 @@ type layoutPage struct {
 	lines         []line
 }
 
-// parseBBoxLayout reads the XHTML that `pdftotext -bbox-layout` writes.
-func parseBBoxLayout(r io.Reader) ([]layoutPage, error) {
-	dec := xml.NewDecoder(controlFilter{r})
+// limits are the caps parseBBoxLayout enforces while it reads.
+type limits struct {
+	pages       int   // <page> elements
+	textBytes   int64 // text as it will stand in Document.Text
+	lines       int   // lines holding text
+	outputBytes int64 // bytes of XML
+	tokenBytes  int   // bytes of one XML token
+}
+
+// parseBBoxLayout reads the XHTML that `pdftotext -bbox-layout` writes, token by
+// token as it arrives, and stops with a *TextLimitError or *PageLimitError as
+// soon as the text read crosses one of lim's caps: it never holds more than
+// lim.textBytes of text in lim.lines lines, nor buffers more than
+// lim.tokenBytes of XML.
+func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, error) {
+	in := &streamGuard{r: r, maxBytes: lim.outputBytes, maxToken: lim.tokenBytes}
+	dec := xml.NewDecoder(in)
 	dec.Strict = false
 	dec.Entity = xml.HTMLEntity
 	var (
-		pages  []layoutPage
-		cur    *line
-		words  []string
-		sizes  []float64
-		inWord bool
-		word   strings.Builder
-		block  = -1
+		pages     []layoutPage
+		cur       *line
+		text      []byte // the current line's words, joined by spaces
+		sizes     []float64
+		inWord    bool
+		word      []byte
+		block     = -1
+		textBytes int64 // text held, counted as in Document.Text
+		lines     int
 	)
 	for {
-		tok, err := dec.Token()
+		tok, err := dec.RawToken()
+		if in.err != nil {
+			return nil, in.err
+		}
 		if err == io.EOF {
 			break
 		}
@@ -55,33 +74,50 @@ func parseBBoxLayout(r io.Reader) ([]layoutPage, error) {
 		case xml.StartElement:
 			switch t.Name.Local {
 			case "page":
+				if len(pages) == lim.pages {
+					return nil, &PageLimitError{Pages: len(pages) + 1, Limit: lim.pages}
+				}
 				pages = append(pages, layoutPage{width: attrFloat(t, "width"), height: attrFloat(t, "height")})
+				textBytes++ // the form feed before it
 				block = -1
 			case "block":
 				block++
 			case "line":
+				if len(pages) == 0 {
+					continue
+				}
 				cur = &line{box: attrBox(t), block: block, page: len(pages), ph: pages[len(pages)-1].height}
-				words, sizes = words[:0], sizes[:0]
+				text, sizes = text[:0], sizes[:0]
 			case "word":
 				inWord = true
-				word.Reset()
+				word = word[:0]
 				b := attrBox(t)
 				sizes = append(sizes, b.y1-b.y0)
 			}
 		case xml.CharData:
 			if inWord {
-				word.Write(t)
+				word = append(word, t...)
 			}
 		case xml.EndElement:
 			switch t.Name.Local {
 			case "word":
 				inWord = false
-				if w := strings.TrimSpace(word.String()); w != "" {
-					words = append(words, w)
+				if w := bytes.TrimSpace(word); len(w) > 0 && cur != nil {
+					if len(text) > 0 {
+						text = append(text, ' ')
+					}
+					text = append(text, w...)
+					if textBytes += int64(len(w)) + 1; textBytes > lim.textBytes {
+						return nil, &TextLimitError{What: "bytes of text", Limit: lim.textBytes}
+					}
 				}
 			case "line":
-				if cur != nil && len(words) > 0 && len(pages) > 0 {
-					cur.text = strings.Join(words, " ")
+				if cur != nil && len(text) > 0 {
+					if lines++; lines > lim.lines {
+						return nil, &TextLimitError{What: "lines of text", Limit: int64(lim.lines)}
+					}
+					textBytes++ // a blank line between blocks
+					cur.text = string(text)
 					cur.size = median(sizes)
 					p := &pages[len(pages)-1]
 					p.lines = append(p.lines, *cur)
@@ -126,15 +162,40 @@ func mergeNumberLines(lines []line) []line {
 	return out
 }
 
-// controlFilter drops the C0 control bytes (other than tab, newline and carriage
-// return) that pdftotext copies from some fonts into its XML, where they are
-// illegal. UTF-8 continuation bytes are all >= 0x80, so dropping bytes is safe.
-type controlFilter struct{ r io.Reader }
+// streamGuard passes pdftotext's output to the XML decoder. It drops the C0
+// control bytes (other than tab, newline and carriage return) that pdftotext
+// copies from some fonts into its XML, where they are illegal; UTF-8
+// continuation bytes are all >= 0x80, so dropping bytes is safe. It also stops
+// the stream with a *TextLimitError once more than maxBytes have passed, or when
+// one token (a tag, or the text between two tags) runs past maxToken bytes, so
+// the decoder, which holds a whole token, never holds more. The error is kept in
+// err as well, since the decoder may wrap it.
+type streamGuard struct {
+	r        io.Reader
+	maxBytes int64
+	maxToken int
+	n        int64 // bytes read
+	run      int   // bytes since the last '<' or '>'
+	err      error
+}
 
-func (c controlFilter) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
+func (g *streamGuard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	if g.n += int64(n); g.n > g.maxBytes {
+		g.err = &TextLimitError{What: "bytes of pdftotext output", Limit: g.maxBytes}
+		return 0, g.err
+	}
 	j := 0
 	for _, b := range p[:n] {
+		if b == '<' || b == '>' {
+			g.run = 0
+		} else if g.run++; g.run > g.maxToken {
+			g.err = &TextLimitError{What: "bytes in one XML token", Limit: int64(g.maxToken)}
+			return 0, g.err
+		}
 		if b < 0x20 && b != '\t' && b != '\n' && b != '\r' {
 			continue
 		}
