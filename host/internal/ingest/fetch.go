@@ -91,7 +91,9 @@ func (f *Fetcher) Fetch(ctx context.Context, store *Store, link string) (string,
 	req.Header.Set("Accept", "application/pdf, */*;q=0.5")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return "", 0, fmt.Errorf("%w: %v", ErrFetch, err)
+		// The clause says what happened; the raw text (addresses, resolver) stays in
+		// the logs.
+		return "", 0, &fetchError{reason: netguard.Reason(err), cause: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -108,6 +110,19 @@ func (f *Fetcher) Fetch(ctx context.Context, store *Store, link string) (string,
 	}
 	return sum, size, nil
 }
+
+// fetchError is a download that failed on the network: reason is for people,
+// cause for the logs and DEV_ERROR_DETAIL.
+type fetchError struct {
+	reason string
+	cause  error
+}
+
+func (e *fetchError) Error() string { return ErrFetch.Error() + ": " + e.reason }
+
+func (e *fetchError) Is(target error) bool { return target == ErrFetch }
+
+func (e *fetchError) Unwrap() error { return e.cause }
 
 type ingestURLBody struct {
 	URL string `json:"url"`
@@ -147,7 +162,9 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 	}
 	sum, size, err := a.fetcher.Fetch(r.Context(), a.store, link)
 	if errors.Is(err, ErrFetch) {
-		respond.Err(w, r, respond.Invalid(strings.TrimPrefix(err.Error(), "ingest: ")+".", respond.FieldError{Field: "url", Message: "could not be fetched as a PDF"}))
+		e := respond.Invalid(strings.TrimPrefix(err.Error(), "ingest: ")+".", respond.FieldError{Field: "url", Message: "could not be fetched as a PDF"})
+		e.Cause = errors.Unwrap(err)
+		respond.Err(w, r, e)
 		return
 	}
 	if err != nil {

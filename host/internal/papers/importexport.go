@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/bibio"
+	"github.com/lectern-research/lectern/host/internal/httpapi/input"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
 
@@ -106,6 +108,10 @@ func (a *API) Import(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := string(raw)
+	if apiErr := input.CheckText("file", body); apiErr != nil {
+		respond.Err(w, r, apiErr)
+		return
+	}
 	format := detectFormat(r, body)
 	var entries []bibio.Entry
 	var errs []bibio.LineError
@@ -128,7 +134,8 @@ func (a *API) Import(w http.ResponseWriter, r *http.Request) {
 		for _, e := range entries {
 			id, already, err := importOne(r.Context(), tx, e, format, user)
 			if err != nil {
-				res.Errors = append(res.Errors, bibio.LineError{Line: e.Line, Message: err.Error()})
+				slog.ErrorContext(r.Context(), "import entry", "request_id", respond.RequestID(r.Context()), "line", e.Line, "error", err)
+				res.Errors = append(res.Errors, bibio.LineError{Line: e.Line, Message: "This entry could not be saved; check its fields."})
 				continue
 			}
 			res.PaperIDs = append(res.PaperIDs, id)
