@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -100,5 +101,31 @@ func TestDeckRetentionAtTheEndsOfTheRange(t *testing.T) {
 		rec := b.do(t, req{method: http.MethodPost, path: "/api/decks", cookie: cookie,
 			body: obj{"name": "deck " + string(rune('a'+i)), "desired_retention": ret}})
 		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	}
+}
+
+// The SMTP host check answers yes or no in words: never the addresses a name
+// resolved to, nor the resolver's text.
+func TestSMTPHostCheckEchoesNoAddresses(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	u := b.user(t, "ann@example.org", "user")
+	cookie := b.insertSession(t, u.ID, timeIn(24))
+	put := func(host string) *httptest.ResponseRecorder {
+		return b.do(t, req{method: http.MethodPut, path: "/api/settings/config/smtp.host", cookie: cookie, body: obj{"value": host}})
+	}
+
+	rec := put("localhost")
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "This SMTP host is refused: it points at a loopback address")
+	for _, addr := range []string{"127.0.0.1", "::1"} {
+		require.NotContains(t, rec.Body.String(), addr)
+	}
+
+	rec = put("no-such-relay.invalid")
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "This SMTP host could not be found; check its name.")
+	for _, raw := range []string{"lookup", "no such host", ":53"} {
+		require.NotContains(t, rec.Body.String(), raw)
 	}
 }

@@ -6,6 +6,7 @@ package netguard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -57,6 +58,21 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
+// ErrUnresolvable is CheckHost failing on a host whose name does not resolve.
+var ErrUnresolvable = errors.New("netguard: the host does not resolve")
+
+// RefusedError is CheckHost refusing a host with an address that is not public.
+// Why ("loopback address") may be shown to people; Addr belongs in logs only.
+type RefusedError struct {
+	Host string
+	Addr netip.Addr
+	Why  string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("netguard: %s resolves to %s, a %s", e.Host, e.Addr, e.Why)
+}
+
 // CheckHost resolves host and fails when any of its addresses is not public, unless
 // allowPrivate is true. A host that does not resolve fails too.
 func CheckHost(ctx context.Context, r Resolver, host string, allowPrivate bool) error {
@@ -69,10 +85,10 @@ func CheckHost(ctx context.Context, r Resolver, host string, allowPrivate bool) 
 	} else {
 		addrs, err = r.LookupNetIP(ctx, "ip", host)
 		if err != nil {
-			return fmt.Errorf("netguard: %s does not resolve: %w", host, err)
+			return fmt.Errorf("%w: %s: %w", ErrUnresolvable, host, err)
 		}
 		if len(addrs) == 0 {
-			return fmt.Errorf("netguard: %s has no addresses", host)
+			return fmt.Errorf("%w: %s has no addresses", ErrUnresolvable, host)
 		}
 	}
 	if allowPrivate {
@@ -80,7 +96,7 @@ func CheckHost(ctx context.Context, r Resolver, host string, allowPrivate bool) 
 	}
 	for _, a := range addrs {
 		if why := Why(a); why != "" {
-			return fmt.Errorf("netguard: %s resolves to %s, a %s", host, a, why)
+			return &RefusedError{Host: host, Addr: a, Why: why}
 		}
 	}
 	return nil
