@@ -46,7 +46,9 @@ func CheckBaseURL(ctx context.Context, raw string, o BaseURLOpts) error {
 	}
 	addrs, err := resolve(ctx, o.Resolver, host)
 	if err != nil {
-		return fmt.Errorf("netguard: the base URL's host %s does not resolve: %w", host, err)
+		// The resolver's own text (its server's address) stays out: this message
+		// is shown to the admin.
+		return fmt.Errorf("netguard: the base URL's host %s does not resolve", host)
 	}
 	loopback := true
 	for _, a := range addrs {

@@ -54,7 +54,7 @@ func (s *Service) Resolve(ctx context.Context, userID uuid.UUID, doi, arxivID st
 			o.report.Status, o.report.Error = StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout)
 			lastErr = err
 		default:
-			o.report.Status, o.report.Error = StatusFailed, err.Error()
+			o.report.Status, o.report.Error = StatusFailed, failureText(err)
 			lastErr = err
 		}
 		// The lookup's deadline may have passed; the health is written regardless.
