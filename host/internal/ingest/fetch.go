@@ -118,7 +118,7 @@ type fetchError struct {
 	cause  error
 }
 
-func (e *fetchError) Error() string { return ErrFetch.Error() + ": " + e.reason }
+func (e *fetchError) Error() string { return ErrFetch.Error() + ": " + e.reason + ": " + e.cause.Error() }
 
 func (e *fetchError) Is(target error) bool { return target == ErrFetch }
 
@@ -162,8 +162,13 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 	}
 	sum, size, err := a.fetcher.Fetch(r.Context(), a.store, link)
 	if errors.Is(err, ErrFetch) {
-		e := respond.Invalid(strings.TrimPrefix(err.Error(), "ingest: ")+".", respond.FieldError{Field: "url", Message: "could not be fetched as a PDF"})
-		e.Cause = errors.Unwrap(err)
+		detail := strings.TrimPrefix(err.Error(), "ingest: ")
+		var fe *fetchError
+		if errors.As(err, &fe) {
+			detail = "download failed: " + fe.reason
+		}
+		e := respond.Invalid(detail+".", respond.FieldError{Field: "url", Message: "could not be fetched as a PDF"})
+		e.Cause = err
 		respond.Err(w, r, e)
 		return
 	}

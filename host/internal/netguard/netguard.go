@@ -61,7 +61,8 @@ type Resolver interface {
 // ErrUnresolvable is CheckHost failing on a host whose name does not resolve.
 var ErrUnresolvable = errors.New("netguard: the host does not resolve")
 
-// RefusedError is CheckHost refusing a host with an address that is not public.
+// RefusedError is CheckHost (or PublicOnly, without Host) refusing an address that
+// is not public.
 // Why ("loopback address") may be shown to people; Addr belongs in logs only.
 type RefusedError struct {
 	Host string
@@ -70,6 +71,9 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
+	if e.Host == "" {
+		return fmt.Sprintf("netguard: refusing to connect to %s, a %s", e.Addr, e.Why)
+	}
 	return fmt.Sprintf("netguard: %s resolves to %s, a %s", e.Host, e.Addr, e.Why)
 }
 
@@ -120,7 +124,7 @@ func DialControl(check func(netip.AddrPort) error) func(network, address string,
 // PublicOnly refuses every address that is not public unicast (see Why).
 func PublicOnly(ap netip.AddrPort) error {
 	if why := Why(ap.Addr()); why != "" {
-		return fmt.Errorf("netguard: refusing to connect to %s, a %s", ap.Addr(), why)
+		return &RefusedError{Addr: ap.Addr(), Why: why}
 	}
 	return nil
 }

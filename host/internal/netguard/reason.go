@@ -19,11 +19,14 @@ func Reason(err error) string {
 	var certErr *tls.CertificateVerificationError
 	var unknownAuth x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
+	var refused *RefusedError
 	switch {
 	case err == nil:
 		return "nothing went wrong"
+	case errors.As(err, &refused):
+		return "the address is a " + refused.Why + ", which Lectern does not connect to"
 	case strings.Contains(err.Error(), "netguard: refusing"):
-		return "the address is a private or reserved one, which Lectern does not connect to"
+		return "the address is not a public one, which Lectern does not connect to"
 	case errors.As(err, &dnsErr):
 		if dnsErr.IsNotFound {
 			return "the host name could not be found"
