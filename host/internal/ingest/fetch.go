@@ -118,7 +118,9 @@ type fetchError struct {
 	cause  error
 }
 
-func (e *fetchError) Error() string { return ErrFetch.Error() + ": " + e.reason + ": " + e.cause.Error() }
+func (e *fetchError) Error() string {
+	return ErrFetch.Error() + ": " + e.reason + ": " + e.cause.Error()
+}
 
 func (e *fetchError) Is(target error) bool { return target == ErrFetch }
 
