@@ -47,7 +47,9 @@ func CheckBaseURL(ctx context.Context, raw string, o BaseURLOpts) error {
 	}
 	addrs, err := lookup(ctx, o.Resolver, host)
 	if err != nil {
-		return fmt.Errorf("netguard: the base URL's host %s does not resolve: %w", host, err)
+		// The resolver's own text (its server's address) stays out of the message,
+		// which is shown to the admin; it stays reachable through Unwrap for logs.
+		return &unresolvableError{host: host, cause: err}
 	}
 	for _, a := range addrs {
 		if err := EndpointAddr(u.Scheme, a); err != nil {

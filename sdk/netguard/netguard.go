@@ -133,37 +133,55 @@ func lookup(ctx context.Context, r Resolver, host string) ([]netip.Addr, error) 
 
 var errNoAddresses = errors.New("no addresses")
 
+// ErrUnresolvable is CheckHost or CheckBaseURL failing on a host whose name does not
+// resolve. Its message names the host, never the resolver's own text.
+var ErrUnresolvable = errors.New("netguard: the host does not resolve")
+
 // CheckHost resolves host and fails when any of its addresses is not public, unless
-// allowPrivate is true. A host that does not resolve fails too.
+// allowPrivate is true, with a *RefusedError. A host that does not resolve fails
+// with ErrUnresolvable (the resolver's error is kept as a cause, for logs).
 func CheckHost(ctx context.Context, r Resolver, host string, allowPrivate bool) error {
 	addrs, err := lookup(ctx, r, host)
-	if errors.Is(err, errNoAddresses) {
-		return fmt.Errorf("netguard: %s has no addresses", host)
-	}
 	if err != nil {
-		return fmt.Errorf("netguard: %s does not resolve: %w", host, err)
+		return &unresolvableError{host: host, cause: err}
 	}
 	if allowPrivate {
 		return nil
 	}
 	for _, a := range addrs {
 		if why := Why(a); why != "" {
-			return fmt.Errorf("netguard: %s resolves to %s, a %s", host, a, why)
+			return &RefusedError{Host: host, Addr: a.Unmap(), Why: why}
 		}
 	}
 	return nil
 }
 
+// unresolvableError is ErrUnresolvable for one host; Error names the host only,
+// Unwrap gives both the sentinel and the resolver's error.
+type unresolvableError struct {
+	host  string
+	cause error
+}
+
+func (e *unresolvableError) Error() string   { return "netguard: " + e.host + " does not resolve" }
+func (e *unresolvableError) Unwrap() []error { return []error{ErrUnresolvable, e.cause} }
+
 // RefusedError is a connection a check refused. Its message names the address and
-// the rule, never a URL.
+// the rule, never a URL. Why ("loopback address") may be shown to people; Addr
+// belongs in logs only.
 type RefusedError struct {
+	// Host is the name that resolved to Addr; empty when an address was dialed.
+	Host string
 	Addr netip.Addr
 	// Why names the address class: "link-local address (...)".
 	Why string
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("netguard: refusing to connect to %s, a %s", e.Addr, e.Why)
+	if e.Host == "" {
+		return fmt.Sprintf("netguard: refusing to connect to %s, a %s", e.Addr, e.Why)
+	}
+	return fmt.Sprintf("netguard: %s resolves to %s, a %s", e.Host, e.Addr, e.Why)
 }
 
 // DialControl returns a net.Dialer Control function that refuses to connect to any

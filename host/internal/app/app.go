@@ -144,7 +144,10 @@ func (a auditor) Record(ctx context.Context, action, resource string, metadata m
 func resolver(svc *search.Service) papers.ResolveFunc {
 	return func(ctx context.Context, userID uuid.UUID, doi, arxivID string) (uuid.UUID, error) {
 		id, err := svc.Resolve(ctx, userID, doi, arxivID)
-		if errors.Is(err, search.ErrUnresolved) {
+		switch {
+		case errors.Is(err, search.ErrSourcesUnreachable):
+			return uuid.Nil, fmt.Errorf("%w: %w", papers.ErrSourcesUnreachable, err)
+		case errors.Is(err, search.ErrUnresolved):
 			return uuid.Nil, papers.ErrNotFound
 		}
 		return id, err

@@ -101,13 +101,13 @@ func (b *syncBuffer) String() string {
 
 // setup builds the whole host on a fresh database. env overrides the defaults (the
 // ops key and a config key set, mail captured); a value "<unset>" removes a default.
-func setup(t *testing.T, env map[string]string) *testBundle {
+func setup(t testing.TB, env map[string]string) *testBundle {
 	t.Helper()
 	return setupWith(t, env, nil)
 }
 
 // setupWith is setup with a last say on the options.
-func setupWith(t *testing.T, env map[string]string, adjust func(*Options)) *testBundle {
+func setupWith(t testing.TB, env map[string]string, adjust func(*Options)) *testBundle {
 	t.Helper()
 	vars := map[string]string{
 		"SERVICE_API_KEY":    testOpsKey,
@@ -175,7 +175,7 @@ type req struct {
 	remote       string
 }
 
-func (b *testBundle) do(t *testing.T, r req) *httptest.ResponseRecorder {
+func (b *testBundle) do(t testing.TB, r req) *httptest.ResponseRecorder {
 	t.Helper()
 	var body io.Reader
 	contentType := "application/json"
@@ -234,7 +234,7 @@ func sessionCookie(t *testing.T, rec *httptest.ResponseRecorder) *http.Cookie {
 	return nil
 }
 
-func (b *testBundle) user(t *testing.T, email, role string) users.User {
+func (b *testBundle) user(t testing.TB, email, role string) users.User {
 	t.Helper()
 	u, err := users.Create(context.Background(), b.pool, email, role)
 	require.NoError(t, err)
@@ -407,7 +407,7 @@ func TestVerifyRedirectsBrowsers(t *testing.T) {
 }
 
 // insertSession stores a session expiring at expires and returns its cookie value.
-func (b *testBundle) insertSession(t *testing.T, userID uuid.UUID, expires time.Time) string {
+func (b *testBundle) insertSession(t testing.TB, userID uuid.UUID, expires time.Time) string {
 	t.Helper()
 	token := uuid.NewString() + uuid.NewString()
 	_, err := b.pool.Exec(context.Background(), `

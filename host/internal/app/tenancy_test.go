@@ -30,7 +30,7 @@ type tenant struct {
 
 // seedTenant gives u one row in every per-user table, each carrying a marker
 // string unique to the user, so a leak shows up in any response body.
-func seedTenant(t *testing.T, b *testBundle, email string) *tenant {
+func seedTenant(t testing.TB, b *testBundle, email string) *tenant {
 	t.Helper()
 	ctx := context.Background()
 	u := b.user(t, email, "user")

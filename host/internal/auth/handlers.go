@@ -2,11 +2,8 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,40 +13,17 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lectern-research/lectern/host/internal/audit"
+	"github.com/lectern-research/lectern/host/internal/httpapi/input"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/users"
 )
 
-// maxJSONBody bounds a JSON request body that DecodeJSON reads.
-const maxJSONBody = 64 << 10
-
 // DecodeJSON reads a JSON object body of at most 64 KB into v, refusing unknown
-// fields. It answers for the caller on failure.
+// fields, NUL characters and invalid UTF-8 (input.DecodeJSON). It answers for the
+// caller on failure.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			respond.Err(w, r, &respond.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
-				Detail: "Send the body as application/json."})
-			return false
-		}
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			respond.Err(w, r, &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
-				Detail: "The request body is larger than the 64 KB this route accepts."})
-			return false
-		}
-		respond.Err(w, r, respond.BadRequest("The body is not valid JSON for this request: "+err.Error()))
-		return false
-	}
-	if dec.Decode(&struct{}{}) != io.EOF {
-		respond.Err(w, r, respond.BadRequest("The body must hold one JSON object."))
-		return false
-	}
-	return true
+	return input.DecodeJSON(w, r, v, input.DefaultMaxBody)
 }
 
 // Me is what GET /api/me answers.

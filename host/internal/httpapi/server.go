@@ -79,6 +79,7 @@ func NewHandler(deps Deps) (*chi.Mux, []Route) {
 		securityHeaders(deps.Config),
 		corsMiddleware(deps.Config),
 		crossOriginProtection(deps.Config),
+		refuseUnstorableText,
 	)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.NotFound("no route for "+r.Method+" "+r.URL.Path))

@@ -91,7 +91,9 @@ func (f *Fetcher) Fetch(ctx context.Context, store *Store, link string) (*Staged
 	req.Header.Set("Accept", "application/pdf, */*;q=0.5")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFetch, err)
+		// The clause says what happened; the raw text (addresses, resolver) stays in
+		// the logs.
+		return nil, &fetchError{reason: netguard.Reason(err), cause: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -110,6 +112,21 @@ func (f *Fetcher) Fetch(ctx context.Context, store *Store, link string) (*Staged
 	}
 	return st, nil
 }
+
+// fetchError is a download that failed on the network: reason is for people,
+// cause for the logs and DEV_ERROR_DETAIL.
+type fetchError struct {
+	reason string
+	cause  error
+}
+
+func (e *fetchError) Error() string {
+	return ErrFetch.Error() + ": " + e.reason + ": " + e.cause.Error()
+}
+
+func (e *fetchError) Is(target error) bool { return target == ErrFetch }
+
+func (e *fetchError) Unwrap() error { return e.cause }
 
 type ingestURLBody struct {
 	URL string `json:"url"`
@@ -186,7 +203,14 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := a.fetcher.Fetch(ctx, a.store, link)
 	if errors.Is(err, ErrFetch) {
-		respond.Err(w, r, respond.Invalid(strings.TrimPrefix(err.Error(), "ingest: ")+".", respond.FieldError{Field: "url", Message: "could not be fetched as a PDF"}))
+		detail := strings.TrimPrefix(err.Error(), "ingest: ")
+		var fe *fetchError
+		if errors.As(err, &fe) {
+			detail = "download failed: " + fe.reason
+		}
+		e := respond.Invalid(detail+".", respond.FieldError{Field: "url", Message: "could not be fetched as a PDF"})
+		e.Cause = err
+		respond.Err(w, r, e)
 		return
 	}
 	if err != nil {

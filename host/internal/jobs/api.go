@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/httpapi/input"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/sse"
 )
@@ -99,10 +100,7 @@ func (a *API) Create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req createRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxCreateBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		respond.Err(w, r, respond.BadRequest(`The body must be a JSON object {"kind": "...", "args": {...}}: `+err.Error()))
+	if !input.DecodeJSON(w, r, &req, maxCreateBody) {
 		return
 	}
 	if req.Kind == "" {

@@ -136,7 +136,7 @@ func TestCreateRejectsBadRequests(t *testing.T) {
 		},
 		{
 			name: "unknown top-level field", caller: user, body: `{"kind": "test.progress", "payload": {}}`,
-			status: http.StatusBadRequest, code: "bad_request", detailHas: []string{"payload"},
+			status: http.StatusUnprocessableEntity, code: "validation_error", detailHas: []string{"payload"}, fieldNames: []string{"payload"},
 		},
 		{
 			name: "missing kind", caller: user, body: `{"args": {}}`,

@@ -1,8 +1,9 @@
 package learning
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/fsrs"
+	"github.com/lectern-research/lectern/host/internal/httpapi/input"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
 
@@ -164,7 +166,7 @@ func (a *API) CreateDeck(w http.ResponseWriter, r *http.Request) {
 	var d Deck
 	err := a.store.pool.QueryRow(r.Context(), `
 		INSERT INTO decks (user_id, name, description, desired_retention, maximum_interval)
-		VALUES ($1, $2, nullif($3, ''), $4, $5) RETURNING id, created_at`, caller(r), b.Name, b.Description, ret, maxInt).
+		VALUES ($1, $2, nullif($3, ''), $4, $5) RETURNING id, created_at`, caller(r), b.Name, b.Description, storableRetention(ret), maxInt).
 		Scan(&d.ID, &d.CreatedAt)
 	if err != nil {
 		fail(w, r, err)
@@ -172,6 +174,14 @@ func (a *API) CreateDeck(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Name, d.Description, d.DesiredRetention, d.MaximumInterval = b.Name, b.Description, ret, maxInt
 	respond.JSON(w, http.StatusCreated, d)
+}
+
+// storableRetention is ret as the decks.desired_retention column (a real) can hold
+// it. The nearest reals to 0.70 and 0.99 lie just outside the column's check of
+// 0.7 to 0.99, so the two ends of the range are stored as the nearest reals inside.
+func storableRetention(ret float64) float64 {
+	lo, hi := math.Nextafter32(0.7, 1), math.Nextafter32(0.99, 0)
+	return float64(min(max(float32(ret), lo), hi))
 }
 
 // ---- cards ----
@@ -259,6 +269,9 @@ func (b *cardBody) validate(create bool) []respond.FieldError {
 			f = append(f, respond.FieldError{Field: "buried_until", Message: "a buried card needs a future buried_until"})
 		}
 	}
+	if b.BuriedUntil != nil && (b.Status == nil || *b.Status != "buried") {
+		f = append(f, respond.FieldError{Field: "buried_until", Message: "goes only with status buried"})
+	}
 	if b.Tags != nil && len(*b.Tags) > 50 {
 		f = append(f, respond.FieldError{Field: "tags", Message: "at most 50 tags"})
 	}
@@ -318,6 +331,19 @@ func (a *API) CreateCard(w http.ResponseWriter, r *http.Request) {
 				return invalid("paper_id", "is not a paper you can see")
 			}
 		}
+		if b.ChunkID != nil {
+			paper, err := chunkPaper(r.Context(), tx, user, *b.ChunkID)
+			if err != nil {
+				return err
+			}
+			switch {
+			case b.PaperID == nil:
+				p := paper.String()
+				b.PaperID = &p
+			case !strings.EqualFold(*b.PaperID, paper.String()):
+				return invalid("chunk_id", "is a passage of another paper than paper_id")
+			}
+		}
 		var err error
 		card, err = scanCard(tx.QueryRow(r.Context(), `
 			INSERT INTO cards AS c (user_id, deck_id, paper_id, chunk_id, page_number, card_type, front, back, tags, status, buried_until)
@@ -330,6 +356,23 @@ func (a *API) CreateCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	respond.JSON(w, http.StatusCreated, card)
+}
+
+// chunkPaper is the paper of the passage chunk, when it is a passage of a paper
+// user may see. A passage that does not exist, or whose paper is another user's
+// private paper, is not found: the answer does not tell which.
+func chunkPaper(ctx context.Context, tx pgx.Tx, user uuid.UUID, chunk string) (uuid.UUID, error) {
+	var paper uuid.UUID
+	err := tx.QueryRow(ctx, `
+		SELECT pc.paper_id FROM paper_chunks pc JOIN papers p ON p.id = pc.paper_id
+		 WHERE pc.id = $1 AND (p.visibility = 'public' OR p.discovered_by IS NULL
+		    OR EXISTS (SELECT 1 FROM user_library ul WHERE ul.user_id = $2 AND ul.paper_id = p.id))`, chunk, user).Scan(&paper)
+	if errors.Is(err, pgx.ErrNoRows) {
+		e := respond.NotFound("The passage chunk_id names was not found among the papers you can see.")
+		e.Fields = []respond.FieldError{{Field: "chunk_id", Message: "is not a passage of a paper you can see"}}
+		return uuid.Nil, e
+	}
+	return paper, err
 }
 
 // GetCard answers a card with the interval each rating would give now.
@@ -553,10 +596,7 @@ type BatchItem struct {
 // rest go on.
 func (a *API) Batch(w http.ResponseWriter, r *http.Request) {
 	var b batchBody
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 2<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		respond.Err(w, r, respond.BadRequest("The body must be {\"reviews\": [...]}: "+err.Error()))
+	if !input.DecodeJSON(w, r, &b, 2<<20) {
 		return
 	}
 	if len(b.Reviews) == 0 || len(b.Reviews) > MaxBatchReviews {

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"sync"
@@ -378,6 +379,31 @@ func (b *Binding) Collect(ctx context.Context, req *llm.ChatRequest) (*llm.ChatR
 // Embed embeds texts with the role's model.
 func (b *Binding) Embed(ctx context.Context, texts []string) (*llm.EmbedResponse, error) {
 	return b.client.Embed(ctx, &llm.EmbedRequest{Model: b.Model, Inputs: texts, Credentials: b.creds})
+}
+
+// Endpoint names where the binding's calls go, for people: the host of the
+// provider's base URL (the LLM gateway's when one is configured), or "" for the
+// builtin plugin.
+func (b *Binding) Endpoint() string {
+	raw := b.creds[llm.CredBaseURL]
+	if raw == "" {
+		return ""
+	}
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return ""
+}
+
+// Fallback is the builtin plugin's binding for role, which answers when the
+// assigned model cannot.
+func (g *Gateway) Fallback(role string) (*Binding, error) {
+	a := defaultAssignment(role)
+	client, err := g.plugin(Builtin)
+	if err != nil {
+		return nil, err
+	}
+	return &Binding{Role: role, Provider: Builtin, Model: a.Model, Assigned: a.Model, client: client}, nil
 }
 
 // Resolve returns the binding of role for one call.

@@ -23,6 +23,9 @@ type BaseURLOpts = netguard.BaseURLOpts
 // RefusedError is a connection a check refused.
 type RefusedError = netguard.RefusedError
 
+// ErrUnresolvable is a check failing on a host whose name does not resolve.
+var ErrUnresolvable = netguard.ErrUnresolvable
+
 // Why says why addr is not a public unicast address, or "" when it is.
 func Why(addr netip.Addr) string { return netguard.Why(addr) }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -18,8 +19,12 @@ import (
 
 // ResolveFunc finds a paper the corpus lacks by DOI or arXiv id through the paper
 // sources, adds it to the corpus and returns its id; ErrNotFound when no source
-// knows it.
+// knows it, ErrSourcesUnreachable when none could be asked.
 type ResolveFunc func(ctx context.Context, userID uuid.UUID, doi, arxivID string) (uuid.UUID, error)
+
+// SourcesRetryAfter is the Retry-After of a 503 sources_unreachable: about when a
+// source that timed out is worth asking again.
+const SourcesRetryAfter = 30 * time.Second
 
 // API serves the feed, paper details, state changes and library membership. Every
 // route acts for the resolved caller only.
@@ -192,6 +197,10 @@ func (a *API) answer(w http.ResponseWriter, r *http.Request, it Item, err error)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		respond.Err(w, r, respond.NotFound("No such paper."))
+	case errors.Is(err, ErrSourcesUnreachable):
+		w.Header().Set("Retry-After", strconv.Itoa(int(SourcesRetryAfter.Seconds())))
+		respond.Err(w, r, &respond.Error{Status: http.StatusServiceUnavailable, Code: "sources_unreachable",
+			Detail: "The paper sources could not be reached; try again later.", Cause: err})
 	case err != nil:
 		respond.Err(w, r, respond.Internal(err))
 	default:

@@ -86,7 +86,7 @@ func TestImportEntriesMatchesAndCounts(t *testing.T) {
 	require.Equal(t, 1, res.Failed)
 	require.Len(t, res.Errors, 1)
 	require.Equal(t, entries[4].Line, res.Errors[0].Line)
-	require.Equal(t, "entry has no title", res.Errors[0].Message)
+	require.Equal(t, "The entry has no title.", res.Errors[0].Message)
 	require.Len(t, res.PaperIDs, 5)
 	require.Equal(t, byDOI, res.PaperIDs[0], "an identifier links the corpus row")
 	require.Equal(t, annTitle, res.PaperIDs[1], "a title in other case and punctuation, same year, is the same work")

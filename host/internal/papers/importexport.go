@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/bibio"
+	"github.com/lectern-research/lectern/host/internal/httpapi/input"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
 
@@ -106,6 +108,10 @@ func (a *API) Import(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := string(raw)
+	if apiErr := input.CheckText("file", body); apiErr != nil {
+		respond.Err(w, r, apiErr)
+		return
+	}
 	format := detectFormat(r, body)
 	var entries []bibio.Entry
 	var errs []bibio.LineError
@@ -144,7 +150,7 @@ func (st *Store) ImportEntries(ctx context.Context, userID uuid.UUID, format str
 		for _, e := range entries {
 			id, already, err := importOne(ctx, tx, e, format, userID)
 			if err != nil {
-				res.Errors = append(res.Errors, bibio.LineError{Line: e.Line, Message: err.Error()})
+				res.Errors = append(res.Errors, bibio.LineError{Line: e.Line, Message: entryFailure(ctx, e, err)})
 				continue
 			}
 			res.PaperIDs = append(res.PaperIDs, id)
@@ -173,9 +179,21 @@ func importOne(ctx context.Context, tx pgx.Tx, e bibio.Entry, format string, use
 		return err
 	})
 	if errors.Is(err, ErrNoIdentity) {
-		return uuid.Nil, false, errors.New("entry has no title")
+		return uuid.Nil, false, errNoTitle
 	}
 	return id, already, err
+}
+
+var errNoTitle = errors.New("entry has no title")
+
+// entryFailure says why one entry was not saved: the entry's own fault in words,
+// anything else (the database's text) in the log only.
+func entryFailure(ctx context.Context, e bibio.Entry, err error) string {
+	if errors.Is(err, errNoTitle) {
+		return "The entry has no title."
+	}
+	slog.ErrorContext(ctx, "import entry", "request_id", respond.RequestID(ctx), "line", e.Line, "error", err)
+	return "This entry could not be saved; check its fields."
 }
 
 type exportFormat struct {

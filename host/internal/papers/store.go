@@ -22,6 +22,9 @@ import (
 var (
 	// ErrNotFound means no such paper, or one the caller may not see.
 	ErrNotFound = errors.New("papers: not found")
+	// ErrSourcesUnreachable means a paper named by DOI or arXiv id is not in the
+	// corpus and none of the paper sources could be asked for it (ResolveFunc).
+	ErrSourcesUnreachable = errors.New("papers: the paper sources could not be reached")
 	// ErrNotInLibrary means the paper is not in the caller's library.
 	ErrNotInLibrary = errors.New("papers: not in your library")
 	// ErrBadCursor means a cursor this package did not issue.

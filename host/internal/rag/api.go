@@ -46,7 +46,9 @@ const (
 // Ask answers POST /api/rag/ask over server-sent events: `token` events carry the
 // answer's text as it comes ({"text"}), then one `citations` event maps its
 // [S1]-style markers to passages ({"citations": [...]}), then the done marker
-// says how it was made ({"model", "method", "answered"}). The stream opens with
+// says how it was made ({"model", "method", "answered"}, and "fallback" with the
+// role, provider, endpoint and reason when the assigned model failed and the builtin
+// method answered). The stream opens with
 // the first piece of the answer, so a request that fails before (bad input, a
 // scope the caller cannot see, the model unreachable) gets a plain error answer:
 // 422, 404, 502 for a provider error, 504 when the provider timed out.
@@ -93,7 +95,11 @@ func (a *API) Ask(w http.ResponseWriter, r *http.Request) {
 	if err := stream.JSON(EventCitations, "", map[string]any{"citations": ans.Citations}); err != nil {
 		return
 	}
-	_ = stream.Done(map[string]any{"model": ans.Model, "method": ans.Method, "answered": ans.Answered})
+	done := map[string]any{"model": ans.Model, "method": ans.Method, "answered": ans.Answered}
+	if ans.Fallback != nil {
+		done["fallback"] = ans.Fallback
+	}
+	_ = stream.Done(done)
 }
 
 func askError(err error) *respond.Error {

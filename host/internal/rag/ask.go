@@ -28,6 +28,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/quote"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/sdk/llm"
+	"github.com/lectern-research/lectern/sdk/protocol"
 )
 
 // Service answers questions, summarises and extracts.
@@ -127,6 +128,25 @@ type Answer struct {
 	Method    string     `json:"method"`
 	// Answered is false when the passages held no answer (nothing is cited).
 	Answered bool `json:"answered"`
+	// Fallback is set when the assigned model could not answer and the builtin
+	// method did: it says which model and why.
+	Fallback *Fallback `json:"fallback,omitempty"`
+}
+
+// Fallback says why an answer came from the builtin method instead of the model
+// assigned to the role.
+type Fallback struct {
+	Role     string `json:"role"`
+	Provider string `json:"provider"`
+	Model    string `json:"model,omitempty"`
+	// Endpoint is the host the calls went to (the provider's, or the LLM
+	// gateway's); empty when the model failed before any call.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Reason is a clause for people ("it did not answer in time"); the raw error
+	// is logged.
+	Reason string `json:"reason"`
+	// Message is the whole sentence to show.
+	Message string `json:"message"`
 }
 
 // NoContext is the answer when no passage in scope matches the question.
@@ -182,10 +202,6 @@ func (s *Service) Ask(ctx context.Context, userID uuid.UUID, q Question, token T
 		}
 		return &Answer{Text: NoContext, Citations: []Citation{}, Method: llm.MethodExtractive}, nil
 	}
-	b, err := s.GW.Resolve(ctx, llmgw.RoleAnswer)
-	if err != nil {
-		return nil, err
-	}
 	llmDocs := make([]llm.Document, len(docs))
 	for i, d := range docs {
 		llmDocs[i] = d.Document
@@ -196,11 +212,50 @@ func (s *Service) Ask(ctx context.Context, userID uuid.UUID, q Question, token T
 	}}
 	zero := 0.0
 	req.Temperature = &zero
+
+	var fb *Fallback
+	b, err := s.GW.Resolve(ctx, llmgw.RoleAnswer)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		a, aerr := s.GW.Assignment(ctx, llmgw.RoleAnswer)
+		if aerr != nil || a.Provider == llmgw.Builtin {
+			return nil, err
+		}
+		fb = s.fallback(ctx, llmgw.RoleAnswer, a.Provider, a.Model, "", err)
+		if b, err = s.GW.Fallback(llmgw.RoleAnswer); err != nil {
+			return nil, err
+		}
+	}
+	ans, streamed, err := answerWith(ctx, b, req, docs, token)
+	if err != nil && !streamed && fb == nil && b.Provider != llmgw.Builtin && ctx.Err() == nil {
+		// The assigned model failed before a word of its answer was sent: the
+		// builtin method answers, and the answer says why.
+		fb = s.fallback(ctx, llmgw.RoleAnswer, b.Provider, b.Assigned, b.Endpoint(), err)
+		builtin, ferr := s.GW.Fallback(llmgw.RoleAnswer)
+		if ferr != nil {
+			return nil, err
+		}
+		ans, _, err = answerWith(ctx, builtin, req, docs, token)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ans.Fallback = fb
+	return ans, nil
+}
+
+// answerWith streams the answer of b's model to token. streamed says whether any
+// of it reached token, after which another model can no longer take over.
+func answerWith(ctx context.Context, b *llmgw.Binding, req *llm.ChatRequest, docs []document, token TokenFunc) (*Answer, bool, error) {
 	var text strings.Builder
+	streamed := false
 	ans := &Answer{Model: b.Assigned}
-	err = b.Chat(ctx, req, llm.ChatStreamFunc(func(c *llm.ChatChunk) error {
+	err := b.Chat(ctx, req, llm.ChatStreamFunc(func(c *llm.ChatChunk) error {
 		if c.Delta != "" {
 			text.WriteString(c.Delta)
+			streamed = true
 			if err := token(c.Delta); err != nil {
 				return err
 			}
@@ -211,7 +266,7 @@ func (s *Service) Ask(ctx context.Context, userID uuid.UUID, q Question, token T
 		return nil
 	}))
 	if err != nil {
-		return nil, err
+		return nil, streamed, err
 	}
 	if ans.Method == "" {
 		ans.Method = llm.MethodGenerative
@@ -219,7 +274,51 @@ func (s *Service) Ask(ctx context.Context, userID uuid.UUID, q Question, token T
 	ans.Text = text.String()
 	ans.Citations = cite(ans.Text, docs)
 	ans.Answered = len(ans.Citations) > 0
-	return ans, nil
+	return ans, streamed, nil
+}
+
+// fallback logs why the model assigned to role failed and says so for people.
+func (s *Service) fallback(ctx context.Context, role, provider, model, endpoint string, err error) *Fallback {
+	log := s.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.WarnContext(ctx, "assigned model failed; answering with the builtin method",
+		"role", role, "provider", provider, "model", model, "endpoint", endpoint, "error", err)
+	where := provider
+	if endpoint != "" {
+		where += " at " + endpoint
+	}
+	reason := modelFailure(err)
+	return &Fallback{Role: role, Provider: provider, Model: model, Endpoint: endpoint, Reason: reason,
+		Message: fmt.Sprintf("The model assigned to the %s role (%s) could not answer: %s. This answer comes from the builtin extractive method instead.",
+			role, where, reason)}
+}
+
+// modelFailure says in a clause why a model call failed, without the provider's
+// or the network's raw text.
+func modelFailure(err error) string {
+	switch {
+	case errors.Is(err, llmgw.ErrNoKey):
+		return "no API key is set for its provider"
+	case errors.Is(err, llmgw.ErrNoBaseURL):
+		return "no base URL is set for the custom endpoint"
+	case errors.Is(err, llmgw.ErrUnavailable):
+		return "the plugin that calls it is not running"
+	case errors.Is(err, llmgw.ErrUnknownProvider):
+		return "its provider is not one Lectern knows"
+	case strings.Contains(err.Error(), "custom endpoint refused"):
+		return "the custom endpoint's address was refused (it must be a public https address)"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "it did not answer in time"
+	case errors.Is(err, protocol.ErrUnauthorized):
+		return "the provider refused the API key"
+	case errors.Is(err, protocol.ErrRateLimited):
+		return "the provider is limiting requests"
+	case errors.Is(err, protocol.ErrUnavailable):
+		return "the provider could not be reached"
+	}
+	return "the provider answered with an error"
 }
 
 // scopePapers returns the papers a question is limited to. restricted is false for

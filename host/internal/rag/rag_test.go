@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -79,16 +78,11 @@ func (b *bundle) ingestPDF(t *testing.T, owner uuid.UUID, fixture string) uuid.U
 	t.Helper()
 	ctx := context.Background()
 	pdf := fixturetest.Read(t, fixture)
-	sum, size, err := b.worker.Store.Put(bytes.NewReader(pdf))
+	kept, err := b.worker.Store.KeepFile(ctx, b.pool, owner, bytes.NewReader(pdf), fixture)
 	require.NoError(t, err)
-	var paperID uuid.UUID
-	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		paperID, err = ingest.CreateUploadTx(ctx, tx, owner, "upload", fixture, sum, size)
-		return err
-	}))
-	_, err = b.worker.Ingest(ctx, ingest.Args{PaperID: paperID, SHA256: sum}, owner, func(int, string) {})
+	_, err = b.worker.Ingest(ctx, ingest.Args{PaperID: kept.PaperID, SHA256: kept.SHA256}, owner, func(int, string) {})
 	require.NoError(t, err)
-	return paperID
+	return kept.PaperID
 }
 
 func collect(t *testing.T, b *bundle, user uuid.UUID, q rag.Question) (*rag.Answer, string) {

@@ -18,6 +18,14 @@ import (
 // ErrUnresolved means no running source knows the identifier.
 var ErrUnresolved = errors.New("search: no source knows this paper")
 
+// ErrSourcesUnreachable means every source that could look the identifier up
+// failed or did not answer in time: nobody said whether the paper exists.
+var ErrSourcesUnreachable = errors.New("search: the paper sources could not be reached")
+
+// healthTimeout bounds writing source health after a lookup, on a context of its
+// own: the lookup's deadline may have passed, and its outcome must still be kept.
+const healthTimeout = 5 * time.Second
+
 // Resolve finds a paper the corpus does not hold yet by DOI or arXiv id, asking the
 // running sources one after another (in plugins.toml order) until one knows it, and
 // adds its public record to the corpus. It returns the corpus id.
@@ -26,6 +34,7 @@ func (s *Service) Resolve(ctx context.Context, userID uuid.UUID, doi, arxivID st
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	var lastErr error
+	answered := false
 	for _, n := range s.sources() {
 		g, ok := n.Searcher.(Getter)
 		if !ok {
@@ -36,14 +45,23 @@ func (s *Service) Resolve(ctx context.Context, userID uuid.UUID, doi, arxivID st
 		o := outcome{report: SourceReport{Name: n.Name, Status: StatusOK, DurationMS: time.Since(start).Milliseconds()}}
 		switch {
 		case err == nil:
+			answered = true
 		case errors.Is(err, protocol.ErrNotFound), errors.Is(err, protocol.ErrBadRequest):
 			// The source answered: it does not know this identifier.
+			answered = true
 			continue
+		case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+			o.report.Status, o.report.Error = StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout)
+			lastErr = err
 		default:
-			o.report.Status, o.report.Error = StatusFailed, err.Error()
+			o.report.Status, o.report.Error = StatusFailed, failureText(err)
 			lastErr = err
 		}
-		if herr := s.recordHealth(ctx, userID, []outcome{o}); herr != nil {
+		// The lookup's deadline may have passed; the health is written regardless.
+		hctx, hcancel := context.WithTimeout(context.WithoutCancel(ctx), healthTimeout)
+		herr := s.recordHealth(hctx, userID, []outcome{o})
+		hcancel()
+		if herr != nil {
 			return uuid.Nil, herr
 		}
 		if err != nil {
@@ -60,8 +78,11 @@ func (s *Service) Resolve(ctx context.Context, userID uuid.UUID, doi, arxivID st
 		}
 		return id, nil
 	}
+	if lastErr != nil && !answered {
+		return uuid.Nil, fmt.Errorf("%w: %w", ErrSourcesUnreachable, lastErr)
+	}
 	if lastErr != nil {
-		return uuid.Nil, fmt.Errorf("%w (a source failed: %v)", ErrUnresolved, lastErr)
+		return uuid.Nil, fmt.Errorf("%w (a source failed: %w)", ErrUnresolved, lastErr)
 	}
 	return uuid.Nil, ErrUnresolved
 }

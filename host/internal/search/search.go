@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/sdk/paper"
 	"github.com/lectern-research/lectern/sdk/protocol"
@@ -223,7 +224,7 @@ func (s *Service) fanOut(ctx context.Context, ask []Named, p Params) []outcome {
 			case errors.As(err, &perr) && perr.Code == protocol.CodeRateLimited:
 				o.report.Status, o.report.Error, o.retry = StatusLimited, perr.Error(), perr.RetryAfter
 			default:
-				o.report.Status, o.report.Error = StatusFailed, err.Error()
+				o.report.Status, o.report.Error = StatusFailed, failureText(err)
 			}
 			out[i] = o
 		}()
@@ -444,4 +445,25 @@ func fill(dst, src *paper.Paper) {
 	if src.CitationCount != nil && (dst.CitationCount == nil || *src.CitationCount > *dst.CitationCount) {
 		dst.CitationCount = src.CitationCount
 	}
+}
+
+// failureText says in words why a source failed, for the search's source reports
+// and the health table: the plugin's own text may carry addresses or resolver
+// output, so only its error code is read.
+func failureText(err error) string {
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		switch perr.Code {
+		case protocol.CodeUnavailable:
+			return "the source could not be reached"
+		case protocol.CodeUnauthorized:
+			return "the source refused its credentials"
+		case protocol.CodeRateLimited:
+			return "the source is limiting requests"
+		case protocol.CodeBadRequest:
+			return "the source refused the request"
+		}
+		return "the source answered with an error"
+	}
+	return "the source could not be reached: " + netguard.Reason(err)
 }

@@ -117,7 +117,7 @@ func TestSearchMergesAndReportsFailedSources(t *testing.T) {
 	require.Equal(t, StatusOK, reports["alpha"].Status)
 	require.Equal(t, 2, reports["beta"].Results)
 	require.Equal(t, StatusFailed, reports["broken"].Status)
-	require.Contains(t, reports["broken"].Error, "upstream 503")
+	require.Equal(t, "the source could not be reached", reports["broken"].Error, "the plugin's own text stays out of the answer")
 
 	var failures, successes int
 	var lastErr string
@@ -126,7 +126,7 @@ func TestSearchMergesAndReportsFailedSources(t *testing.T) {
 		Scan(&failures, &successes, &lastErr))
 	require.Equal(t, 1, failures)
 	require.Zero(t, successes)
-	require.Contains(t, lastErr, "upstream 503")
+	require.Equal(t, "the source could not be reached", lastErr)
 
 	var n int
 	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM papers`).Scan(&n))
@@ -291,4 +291,37 @@ func TestResolveAsksTheSourcesInTurn(t *testing.T) {
 
 	_, err = svc.Resolve(ctx, user, "10.1000/nobody-knows", "")
 	require.ErrorIs(t, err, ErrUnresolved)
+}
+
+// hanging is a getter that answers only when its context ends.
+type hanging struct{ fake }
+
+func (h *hanging) Get(ctx context.Context, _ *source.GetRequest) (*source.GetResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A source that hangs makes Resolve answer at the search deadline that it could
+// not reach the sources, and its health is written although that deadline has
+// passed.
+func TestResolveAnswersInTimeWhenTheSourcesHang(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	ctx := context.Background()
+	var user uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
+	svc := New(pool, func() []Named { return []Named{{Name: "stuck", Searcher: &hanging{}}} })
+	svc.timeout = 300 * time.Millisecond
+
+	start := time.Now()
+	_, err := svc.Resolve(ctx, user, "10.1000/anything", "")
+	require.ErrorIs(t, err, ErrSourcesUnreachable)
+	require.NotErrorIs(t, err, ErrUnresolved, "nobody said the paper does not exist")
+	require.Less(t, time.Since(start), 3*time.Second, "answers at the search deadline")
+
+	var failures int
+	var status string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT failures, last_status FROM pulse_source_health WHERE user_id = $1 AND source = 'stuck'`, user).Scan(&failures, &status))
+	require.Equal(t, 1, failures)
+	require.Equal(t, "timeout", status)
 }

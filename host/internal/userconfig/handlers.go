@@ -70,8 +70,7 @@ func (a *API) Put(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err := netguard.CheckHost(r.Context(), a.resolver, host, a.cfg.AllowPrivateSMTPHost); err != nil {
-			respond.Err(w, r, respond.Invalid("This SMTP host is refused: "+err.Error()+" (ALLOW_PRIVATE_SMTP_HOST lets an admin allow internal relays).",
-				respond.FieldError{Field: "value", Message: "resolves to a private, loopback, link-local or reserved address"}))
+			respond.Err(w, r, smtpHostRefused(err))
 			return
 		}
 	}
@@ -104,4 +103,26 @@ func (a *API) Delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// smtpHostRefused says whether an SMTP host was refused for its name or for where
+// it points, without the addresses it resolved to or the resolver's text (those go
+// to the exception with DEV_ERROR_DETAIL).
+func smtpHostRefused(err error) *respond.Error {
+	var refused *netguard.RefusedError
+	var e *respond.Error
+	switch {
+	case errors.As(err, &refused):
+		e = respond.Invalid("This SMTP host is refused: it points at a "+refused.Why+
+			" (ALLOW_PRIVATE_SMTP_HOST lets an admin allow internal relays).",
+			respond.FieldError{Field: "value", Message: "points at a " + refused.Why})
+	case errors.Is(err, netguard.ErrUnresolvable):
+		e = respond.Invalid("This SMTP host could not be found; check its name.",
+			respond.FieldError{Field: "value", Message: "does not resolve"})
+	default:
+		e = respond.Invalid("This SMTP host could not be checked; try again.",
+			respond.FieldError{Field: "value", Message: "could not be checked"})
+	}
+	e.Cause = err
+	return e
 }

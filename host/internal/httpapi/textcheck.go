@@ -1,0 +1,21 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/lectern-research/lectern/host/internal/httpapi/input"
+	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+)
+
+// refuseUnstorableText answers 400 for a path or query parameter holding a NUL or
+// bytes that are not UTF-8, naming the parameter, before any handler passes it to
+// PostgreSQL (which refuses such text with an error that would otherwise be a 500).
+func refuseUnstorableText(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := input.CheckRequest(r); err != nil {
+			respond.Err(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
