@@ -163,7 +163,13 @@ type unresolvableError struct {
 	cause error
 }
 
-func (e *unresolvableError) Error() string   { return "netguard: " + e.host + " does not resolve" }
+func (e *unresolvableError) Error() string {
+	if errors.Is(e.cause, errNoAddresses) {
+		return "netguard: " + e.host + " has no addresses"
+	}
+	return "netguard: " + e.host + " does not resolve"
+}
+
 func (e *unresolvableError) Unwrap() []error { return []error{ErrUnresolvable, e.cause} }
 
 // RefusedError is a connection a check refused. Its message names the address and

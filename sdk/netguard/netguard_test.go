@@ -2,6 +2,7 @@ package netguard
 
 import (
 	"context"
+	"net"
 	"net/netip"
 	"testing"
 
@@ -59,6 +60,21 @@ func TestCheckHost(t *testing.T) {
 			require.ErrorContains(t, err, tc.wantErr)
 		})
 	}
+	t.Run("a name that does not resolve", func(t *testing.T) {
+		t.Parallel()
+		err := CheckHost(context.Background(), failingResolver{}, "nowhere.example", false)
+		require.ErrorIs(t, err, ErrUnresolvable)
+		require.EqualError(t, err, "netguard: nowhere.example does not resolve", "the resolver's own text stays out")
+		var dnsErr *net.DNSError
+		require.ErrorAs(t, err, &dnsErr, "the cause stays reachable for logs")
+	})
+}
+
+// failingResolver answers every lookup the way a resolver that cannot be reached does.
+type failingResolver struct{}
+
+func (failingResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "read udp 10.0.0.2:53: i/o timeout", Name: host, Server: "10.0.0.2:53", IsTimeout: true}
 }
 
 func TestCheckBaseURL(t *testing.T) {
