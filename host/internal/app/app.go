@@ -145,6 +145,8 @@ func resolver(svc *search.Service) papers.ResolveFunc {
 	return func(ctx context.Context, userID uuid.UUID, doi, arxivID string) (uuid.UUID, error) {
 		id, err := svc.Resolve(ctx, userID, doi, arxivID)
 		switch {
+		case errors.Is(err, search.ErrSourcesUnreachable) && errors.Is(err, search.ErrUnresolved):
+			return uuid.Nil, fmt.Errorf("%w, %w: %w", papers.ErrNotFound, papers.ErrSourcesUnreachable, err)
 		case errors.Is(err, search.ErrSourcesUnreachable):
 			return uuid.Nil, fmt.Errorf("%w: %w", papers.ErrSourcesUnreachable, err)
 		case errors.Is(err, search.ErrUnresolved):

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/search"
+	"github.com/lectern-research/lectern/sdk/protocol"
 	"github.com/lectern-research/lectern/sdk/source"
 )
 
@@ -44,6 +45,33 @@ func TestAddByDOIWithTheSourcesUnreachable(t *testing.T) {
 	require.NoError(t, b.pool.QueryRow(context.Background(),
 		`SELECT failures FROM pulse_source_health WHERE user_id = $1 AND source = 'crossref'`, u.ID).Scan(&failures))
 	require.Equal(t, 1, failures, "the failure is recorded in the source's health")
+}
+
+// unknowingSource answers every lookup that it does not know the paper, as arXiv
+// does, without a request, for a DOI that is not an arXiv one.
+type unknowingSource struct{ staticSource }
+
+func (unknowingSource) Get(context.Context, *source.GetRequest) (*source.GetResponse, error) {
+	return nil, protocol.NotFound("arxiv: no arXiv identifier")
+}
+
+// When one source does not know a DOI and the others cannot be reached, the paper
+// is not "not found": a source that was down might know it. The answer says so.
+func TestAddByDOIWithSomeSourcesUnreachable(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, nil, func(o *Options) {
+		o.Sources = func() []search.Named {
+			return []search.Named{{Name: "arxiv", Searcher: unknowingSource{}}, {Name: "crossref", Searcher: unreachableSource{}}}
+		}
+	})
+	u := b.user(t, "ann@example.org", "user")
+	cookie := b.insertSession(t, u.ID, timeIn(24))
+
+	rec := b.do(t, req{method: http.MethodPost, path: "/api/library", cookie: cookie, body: obj{"doi": "10.1000/not-in-the-corpus"}})
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	require.Equal(t, "sources_unreachable", errorCode(t, rec))
+	require.Contains(t, rec.Body.String(), "Some paper sources could not be reached, and those that answered do not know this paper; try again later.")
+	require.Equal(t, "30", rec.Header().Get("Retry-After"))
 }
 
 // A card may cite a passage only of a paper its author can see: another user's

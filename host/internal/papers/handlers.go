@@ -195,12 +195,17 @@ func (a *API) RemoveFromLibrary(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) answer(w http.ResponseWriter, r *http.Request, it Item, err error) {
 	switch {
-	case errors.Is(err, ErrNotFound):
-		respond.Err(w, r, respond.NotFound("No such paper."))
 	case errors.Is(err, ErrSourcesUnreachable):
+		// Checked before ErrNotFound: a source that was down might know the paper.
+		detail := "The paper sources could not be reached; try again later."
+		if errors.Is(err, ErrNotFound) {
+			detail = "Some paper sources could not be reached, and those that answered do not know this paper; try again later."
+		}
 		w.Header().Set("Retry-After", strconv.Itoa(int(SourcesRetryAfter.Seconds())))
 		respond.Err(w, r, &respond.Error{Status: http.StatusServiceUnavailable, Code: "sources_unreachable",
-			Detail: "The paper sources could not be reached; try again later.", Cause: err})
+			Detail: detail, Cause: err})
+	case errors.Is(err, ErrNotFound):
+		respond.Err(w, r, respond.NotFound("No such paper."))
 	case err != nil:
 		respond.Err(w, r, respond.Internal(err))
 	default:

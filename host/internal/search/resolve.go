@@ -18,8 +18,11 @@ import (
 // ErrUnresolved means no running source knows the identifier.
 var ErrUnresolved = errors.New("search: no source knows this paper")
 
-// ErrSourcesUnreachable means every source that could look the identifier up
-// failed or did not answer in time: nobody said whether the paper exists.
+// ErrSourcesUnreachable means a source that could look the identifier up failed or
+// did not answer in time, and no other source found the paper. When every source
+// failed, nobody said whether the paper exists; when some answered that they do not
+// know it, the error is ErrUnresolved too, and the one that failed might have known
+// it: either way it is worth asking again later.
 var ErrSourcesUnreachable = errors.New("search: the paper sources could not be reached")
 
 // healthTimeout bounds writing source health after a lookup, on a context of its
@@ -82,7 +85,7 @@ func (s *Service) Resolve(ctx context.Context, userID uuid.UUID, doi, arxivID st
 		return uuid.Nil, fmt.Errorf("%w: %w", ErrSourcesUnreachable, lastErr)
 	}
 	if lastErr != nil {
-		return uuid.Nil, fmt.Errorf("%w (a source failed: %w)", ErrUnresolved, lastErr)
+		return uuid.Nil, fmt.Errorf("%w, %w: %w", ErrUnresolved, ErrSourcesUnreachable, lastErr)
 	}
 	return uuid.Nil, ErrUnresolved
 }

@@ -291,6 +291,12 @@ func TestResolveAsksTheSourcesInTurn(t *testing.T) {
 
 	_, err = svc.Resolve(ctx, user, "10.1000/nobody-knows", "")
 	require.ErrorIs(t, err, ErrUnresolved)
+	require.ErrorIs(t, err, ErrSourcesUnreachable, "the source that was down might have known it")
+
+	svc = New(pool, func() []Named { return []Named{{Name: "knows", Searcher: knows}} })
+	_, err = svc.Resolve(ctx, user, "10.1000/nobody-knows", "")
+	require.ErrorIs(t, err, ErrUnresolved)
+	require.NotErrorIs(t, err, ErrSourcesUnreachable, "every source answered")
 }
 
 // hanging is a getter that answers only when its context ends.
