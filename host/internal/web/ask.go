@@ -29,8 +29,8 @@ type answer struct {
 }
 
 // fallback is the API's account of an assigned model that failed, so that the
-// builtin method answered instead: the role, the provider and endpoint it failed
-// at, and why, in a sentence. The API may send it as an object or as one sentence.
+// builtin method answered instead (rag.Fallback): the role, the provider and
+// endpoint it failed at, why, and the whole sentence to show.
 type fallback struct {
 	Role     string `json:"role"`
 	Provider string `json:"provider"`
@@ -40,52 +40,10 @@ type fallback struct {
 	Message  string `json:"message"`
 }
 
-// UnmarshalJSON reads the object, or a bare sentence into Message.
-func (f *fallback) UnmarshalJSON(b []byte) error {
-	var s string
-	if json.Unmarshal(b, &s) == nil {
-		*f = fallback{Message: s}
-		return nil
-	}
-	type plain fallback
-	return json.Unmarshal(b, (*plain)(f))
-}
-
-// Text is the note shown under the answer: which model failed where, why, and that
-// the builtin method answered.
+// Text is the note shown under the answer: the API's sentence, which names the
+// role, the provider and endpoint and why.
 func (f *fallback) Text() string {
-	if f.Role == "" && f.Provider == "" && f.Endpoint == "" && f.Model == "" && f.Reason == "" {
-		// The API's own sentence, which names them.
-		return sentence(f.Message, "The model assigned to answers failed, so the builtin extractive method answered.") +
-			" No language model wrote this answer."
-	}
-	var b strings.Builder
-	role := f.Role
-	if role == "" {
-		role = "answer"
-	}
-	b.WriteString("The model assigned to the " + role + " role")
-	if f.Model != "" {
-		b.WriteString(", " + f.Model + ",")
-	}
-	switch {
-	case f.Provider != "" && f.Endpoint != "":
-		b.WriteString(" at " + f.Provider + " (" + f.Endpoint + ")")
-	case f.Provider != "":
-		b.WriteString(" at " + f.Provider)
-	case f.Endpoint != "":
-		b.WriteString(" at " + f.Endpoint)
-	}
-	b.WriteString(" failed.")
-	why := f.Reason
-	if why == "" {
-		why = f.Message
-	}
-	if why != "" {
-		b.WriteString(" " + sentence(why, ""))
-	}
-	b.WriteString(" The builtin extractive method answered instead: no language model wrote this answer.")
-	return b.String()
+	return sentence(f.Message, "The model assigned to answers failed, so the builtin extractive method answered.")
 }
 
 type askData struct {
@@ -143,14 +101,9 @@ func (h *handler) ask(s *session, body map[string]any) (*answer, error) {
 				Method   string    `json:"method"`
 				Answered bool      `json:"answered"`
 				Fallback *fallback `json:"fallback"`
-				// FallbackReason is the fallback's sentence when the API sends it alone.
-				FallbackReason string `json:"fallback_reason"`
 			}
 			_ = json.Unmarshal(ev.Data, &d)
 			a.Model, a.Method, a.Answered, a.Fallback = d.Model, d.Method, d.Answered, d.Fallback
-			if a.Fallback == nil && d.FallbackReason != "" {
-				a.Fallback = &fallback{Message: d.FallbackReason}
-			}
 			a.Text = text.String()
 			return a, nil
 		}

@@ -174,19 +174,9 @@
 
   // fallbackText is the note of an answer the builtin method gave because the
   // assigned model failed (ask.go, fallback.Text, says the same).
+  // fallbackText is the API's sentence on an assigned model that failed.
   function fallbackText(f) {
-    if (typeof f === "string") f = { message: f };
-    var end = function (s) { s = (s || "").trim(); if (!s) return ""; s = s[0].toUpperCase() + s.slice(1); return /[.?!]$/.test(s) ? s : s + "."; };
-    if (!f.role && !f.provider && !f.endpoint && !f.model && !f.reason) {
-      return (end(f.message) || "The model assigned to answers failed, so the builtin extractive method answered.") + " No language model wrote this answer.";
-    }
-    var t = "The model assigned to the " + (f.role || "answer") + " role" + (f.model ? ", " + f.model + "," : "");
-    if (f.provider && f.endpoint) t += " at " + f.provider + " (" + f.endpoint + ")";
-    else if (f.provider || f.endpoint) t += " at " + (f.provider || f.endpoint);
-    t += " failed.";
-    var why = end(f.reason || f.message);
-    if (why) t += " " + why;
-    return t + " The builtin extractive method answered instead: no language model wrote this answer.";
+    return (f && f.message) || "The model assigned to answers failed, so the builtin extractive method answered.";
   }
 
   // readEvents parses a text/event-stream body and calls onEvent(name, data).
@@ -247,7 +237,7 @@
           else if (name === "error") { showError(err, [d.message || "The answer could not be finished.", "Try again, or ask in other words."]); }
           else if (name === "done") {
             if (!text) textEl.textContent = "No answer was found in the passages searched.";
-            var fb = d.fallback || d.fallback_reason;
+            var fb = d.fallback;
             if (fb) { fell.querySelector("p").textContent = fallbackText(fb); fell.hidden = false; }
             meta.textContent = fb ? "" : d.method === "extractive"
               ? "Quoted from the papers by the builtin extractive method: no language model wrote this answer."
