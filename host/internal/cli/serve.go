@@ -122,7 +122,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: log, Registry: registry,
-		PurgeFunc: app.PurgeFunc(pool, log)})
+		QueueWorkers: map[string]int{ingest.Queue: ingest.Workers()},
+		PurgeFunc:    app.PurgeFunc(pool, log)})
 	if err != nil {
 		return err
 	}

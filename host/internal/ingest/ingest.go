@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"time"
 
@@ -362,13 +363,22 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
+// Queue is the job queue ingest.pdf runs on.
+const Queue = "ingest"
+
+// Workers is how many PDFs the host reads at once: one per core, at most 4.
+// Extraction is CPU-bound (pdftotext), so more would only wait, and each reading
+// holds up to about 64 MiB (docs/ingest.md, "Bounded extraction"): the ingest
+// queue's share of the host's memory stays under Workers() × 64 MiB.
+func Workers() int { return min(max(runtime.NumCPU(), 1), 4) }
+
 // RegisterJobs adds ingest.pdf to reg; only the upload route enqueues it. One
 // attempt: a PDF that cannot be read will not read better the second time, and the
 // failed job tells the owner why (its paper is gone, so uploading again is clean).
 func RegisterJobs(reg *jobs.Registry, w *Worker) error {
 	return jobs.Register(reg, jobs.KindSpec[Args]{
 		Worker:      w,
-		Queue:       "ingest",
+		Queue:       Queue,
 		MaxAttempts: 1,
 		Timeout:     10 * time.Minute,
 	})
