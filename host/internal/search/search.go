@@ -222,7 +222,7 @@ func (s *Service) fanOut(ctx context.Context, ask []Named, p Params) []outcome {
 			case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 				o.report.Status, o.report.Error = StatusTimeout, fmt.Sprintf("no answer within %s", s.timeout)
 			case errors.As(err, &perr) && perr.Code == protocol.CodeRateLimited:
-				o.report.Status, o.report.Error, o.retry = StatusLimited, perr.Error(), perr.RetryAfter
+				o.report.Status, o.report.Error, o.retry = StatusLimited, failureText(err), perr.RetryAfter
 			default:
 				o.report.Status, o.report.Error = StatusFailed, failureText(err)
 			}

@@ -186,12 +186,14 @@ func TestFailingSourceBacksOffAndRecovers(t *testing.T) {
 
 func TestRateLimitBacksOffForRetryAfter(t *testing.T) {
 	t.Parallel()
-	b := setup(t, map[string]*fake{"broken": {err: &protocol.Error{Code: protocol.CodeRateLimited, RetryAfter: 90 * time.Second}}})
+	b := setup(t, map[string]*fake{"broken": {err: &protocol.Error{Code: protocol.CodeRateLimited, RetryAfter: 90 * time.Second,
+		Message: "openalex: 429 Too Many Requests from https://api.openalex.org/works?mailto=ann@example.org"}}})
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	b.svc.now = func() time.Time { return now }
 	resp, err := b.svc.Search(context.Background(), b.user, Params{Query: "x"})
 	require.NoError(t, err)
 	require.Equal(t, StatusLimited, resp.Sources[0].Status)
+	require.Equal(t, "the source is limiting requests", resp.Sources[0].Error, "in words, not the plugin's text")
 	var until time.Time
 	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT backoff_until FROM pulse_source_health WHERE user_id = $1`, b.user).Scan(&until))
 	require.Equal(t, now.Add(90*time.Second), until.UTC())
