@@ -227,16 +227,7 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 	default:
 		res, err = a.version(ctx, user, paperID, link, st)
 	}
-	if err != nil {
-		a.release(ctx, st.Sum)
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	status := http.StatusAccepted
-	if res.Status == StatusExisting {
-		status = http.StatusOK
-	}
-	respond.JSON(w, status, res)
+	a.answer(w, r, res, err, st.Sum)
 }
 
 // reread reads a PDF again into the caller's own private paper, recording the link

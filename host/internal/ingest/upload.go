@@ -113,8 +113,15 @@ func (a *API) Upload(w http.ResponseWriter, r *http.Request) {
 	}
 	defer st.Discard()
 	res, err := a.keepUpload(r.Context(), user, uploadTitle(filename), filename, st)
+	a.answer(w, r, res, err, st.Sum)
+}
+
+// answer answers an upload or a fetch whose PDF (digest sum) was kept as res: 202
+// when a job reads it, 200 for a paper that already existed. A failed transaction
+// releases the PDF first.
+func (a *API) answer(w http.ResponseWriter, r *http.Request, res UploadResult, err error, sum string) {
 	if err != nil {
-		a.release(r.Context(), st.Sum)
+		a.release(r.Context(), sum)
 		respond.Err(w, r, respond.Internal(err))
 		return
 	}
