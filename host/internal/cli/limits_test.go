@@ -230,6 +230,7 @@ func TestSlowBodyIsCutAfterReadTimeout(t *testing.T) {
 		resp, err := http.ReadResponse(c.r, nil)
 		if err != nil {
 			answered <- nil
+			c.closed <- time.Since(c.start)
 			return
 		}
 		body, _ := io.ReadAll(resp.Body)
