@@ -197,13 +197,19 @@ func checkAddr(addr string) error {
 // request in a minute, a response in two; routes with large bodies and event
 // streams lift their own deadlines.
 func newHTTPServer(ctx context.Context, handler http.Handler, log *slog.Logger) *http.Server {
+	return newBoundedServer(ctx, handler, httpapi.DefaultLimits(), log)
+}
+
+// newBoundedServer is newHTTPServer with the given limits; tests shorten them to
+// watch each bound act (limits_test.go).
+func newBoundedServer(ctx context.Context, handler http.Handler, lim httpapi.Limits, log *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: httpapi.ReadHeaderTimeout,
-		ReadTimeout:       httpapi.ReadTimeout,
-		WriteTimeout:      httpapi.WriteTimeout,
-		IdleTimeout:       httpapi.IdleTimeout,
-		MaxHeaderBytes:    httpapi.MaxHeaderBytes,
+		ReadHeaderTimeout: lim.ReadHeaderTimeout,
+		ReadTimeout:       lim.ReadTimeout,
+		WriteTimeout:      lim.WriteTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+		MaxHeaderBytes:    lim.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}

@@ -31,6 +31,35 @@ const (
 	MaxHeaderBytes = 64 << 10
 )
 
+// Limits are the bounds of an HTTP server of the host. Production runs with
+// DefaultLimits; tests shorten them to watch each bound act on a real connection.
+type Limits struct {
+	// ReadHeaderTimeout bounds reading a request's headers. Default ReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included. Default ReadTimeout.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds a response from the end of its request's headers.
+	// Default WriteTimeout.
+	WriteTimeout time.Duration
+	// IdleTimeout bounds a kept-alive connection between requests. Default
+	// IdleTimeout.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's header block. Default MaxHeaderBytes.
+	MaxHeaderBytes int
+}
+
+// DefaultLimits returns the limits lectern serve and lectern dashboard run with
+// (docs/configuration.md, "Server limits").
+func DefaultLimits() Limits {
+	return Limits{
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}
+}
+
 // slowBodyRate is the slowest upload the server waits for on a route with a body
 // limit above DefaultMaxBody: its read and write deadlines are lifted to the time
 // its largest body takes at this rate, plus the usual bounds.

@@ -43,6 +43,32 @@ const (
 	EventError     = "error"
 )
 
+// Done is the data of the done marker that ends an answer's stream: how the answer
+// was made, or, after an error event, the error's code (openapi.json AnswerDone).
+type Done struct {
+	// Model is the model that wrote the answer; empty when none did.
+	Model string `json:"model"`
+	// Method is how the answer was made: generative, or the builtin extractive
+	// method.
+	Method string `json:"method"`
+	// Answered is false when the passages held no answer, or the answer failed.
+	Answered bool `json:"answered"`
+	// Fallback says why the builtin method answered in place of the assigned
+	// model; absent when it did not.
+	Fallback *Fallback `json:"fallback,omitempty"`
+	// Error is the code of the error event the stream sent; absent on success.
+	Error string `json:"error,omitempty"`
+}
+
+// StreamError is the data of the error event of an answer's stream: the answer
+// failed after it had begun (openapi.json StreamError).
+type StreamError struct {
+	// Message says what went wrong, in a sentence for people.
+	Message string `json:"message"`
+	// Code is the error's stable code (docs/api-errors.md).
+	Code string `json:"code"`
+}
+
 // Ask answers POST /api/rag/ask over server-sent events: `token` events carry the
 // answer's text as it comes ({"text"}), then one `citations` event maps its
 // [S1]-style markers to passages ({"citations": [...]}), then the done marker
@@ -85,8 +111,8 @@ func (a *API) Ask(w http.ResponseWriter, r *http.Request) {
 		// The answer has begun: the error goes on the stream, which still ends
 		// with the done marker.
 		e := askError(err)
-		_ = stream.JSON(EventError, "", map[string]any{"message": e.Detail, "code": e.Code})
-		_ = stream.Done(map[string]any{"answered": false, "error": e.Code})
+		_ = stream.JSON(EventError, "", StreamError{Message: e.Detail, Code: e.Code})
+		_ = stream.Done(Done{Error: e.Code})
 		return
 	}
 	if err := open(); err != nil {
@@ -95,11 +121,7 @@ func (a *API) Ask(w http.ResponseWriter, r *http.Request) {
 	if err := stream.JSON(EventCitations, "", map[string]any{"citations": ans.Citations}); err != nil {
 		return
 	}
-	done := map[string]any{"model": ans.Model, "method": ans.Method, "answered": ans.Answered}
-	if ans.Fallback != nil {
-		done["fallback"] = ans.Fallback
-	}
-	_ = stream.Done(done)
+	_ = stream.Done(Done{Model: ans.Model, Method: ans.Method, Answered: ans.Answered, Fallback: ans.Fallback})
 }
 
 func askError(err error) *respond.Error {
