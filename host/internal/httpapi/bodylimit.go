@@ -68,10 +68,13 @@ const slowBodyRate = 64 << 10 // bytes per second
 // limitBody bounds the request body of one route to max bytes. A body declared
 // larger is refused before it is read; a body that turns out larger (chunked) stops
 // at the limit, and the handler's answer to the failed read is replaced by the same
-// 413. Either way the answer is one sentence naming the limit.
-func limitBody(max int64) func(http.Handler) http.Handler {
-	tooLarge := &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
-		Detail: fmt.Sprintf("The request body is larger than the %s this route accepts.", byteSize(max))}
+// 413. Either way the answer is one sentence: detail, or one naming the limit when
+// detail is empty.
+func limitBody(max int64, detail string) func(http.Handler) http.Handler {
+	if detail == "" {
+		detail = fmt.Sprintf("The request body is larger than the %s this route accepts.", byteSize(max))
+	}
+	tooLarge := &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: detail}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > max {

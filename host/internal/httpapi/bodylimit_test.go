@@ -29,7 +29,7 @@ var echoBody = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 
 func TestLimitBody(t *testing.T) {
 	t.Parallel()
-	h := limitBody(100)(echoBody)
+	h := limitBody(100, "")(echoBody)
 	for _, tc := range []struct {
 		name    string
 		size    int
@@ -80,6 +80,22 @@ func TestBodyLimitsNameRoutes(t *testing.T) {
 		require.True(t, declared[k], "bodyLimits names %q, which is not a route", k)
 		require.Greater(t, n, int64(DefaultMaxBody), "%s: a limit below the default needs no entry", k)
 	}
+	for k := range bodyLimitDetails {
+		require.True(t, declared[k], "bodyLimitDetails names %q, which is not a route", k)
+	}
+}
+
+// An oversized upload is refused in the uploader's words, whether its size was
+// announced (the middleware) or found while reading (the handler).
+func TestAnOversizedPDFIsNamedAsSuch(t *testing.T) {
+	t.Parallel()
+	h := limitBody(maxUploadBody, bodyLimitDetails["POST /api/papers/upload"])(echoBody)
+	req := httptest.NewRequest(http.MethodPost, "/api/papers/upload", strings.NewReader("x"))
+	req.ContentLength = maxUploadBody + 1
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+	require.Equal(t, "The PDF is larger than 50 MB.", decodeError(t, rec).Detail)
 }
 
 // TestEveryRouteRefusesAnOversizedBody walks the route table as a signed-in admin

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,12 @@ var bodyLimits = map[string]int64{
 	"POST /api/library/import":    papers.MaxImportBytes,
 	"POST /api/decks/{id}/import": maxDeckImportBody,
 	"POST /api/reviews/batch":     maxReviewBatchBody,
+}
+
+// bodyLimitDetails say, for a route whose body is one thing a person chose, what
+// was too large in their words; other routes name the limit.
+var bodyLimitDetails = map[string]string{
+	"POST /api/papers/upload": fmt.Sprintf("The PDF is larger than %d MB.", ingest.MaxUploadBytes>>20),
 }
 
 // maxBody is the body limit of rt.

@@ -89,7 +89,7 @@ func NewHandler(deps Deps) (*chi.Mux, []Route) {
 			Detail: r.Method + " is not allowed on " + r.URL.Path})
 	})
 	for _, rt := range routes {
-		r.With(deps.Auth.Resolve(rt.Resolver), limitBody(maxBody(rt))).Method(rt.Method, rt.Pattern, rt.Handler)
+		r.With(deps.Auth.Resolve(rt.Resolver), limitBody(maxBody(rt), bodyLimitDetails[rt.Method+" "+rt.Pattern])).Method(rt.Method, rt.Pattern, rt.Handler)
 	}
 	return r, routes
 }
