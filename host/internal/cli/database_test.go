@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/jobs"
@@ -141,13 +142,14 @@ func TestEmbeddedHostCannotSwitchTheAuditLogOff(t *testing.T) {
 	require.Equal(t, "auth.login", action)
 	require.JSONEq(t, string(gotMeta), string(meta))
 
-	// The purge's scrub, as the daily purge job runs it.
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		n, err := audit.ScrubUsersTx(ctx, tx, []uuid.UUID{userID})
-		require.Equal(t, int64(1), n)
-		return err
-	})
+	// The daily purge (data.purge) as the application's role: the account deleted
+	// past its retention goes, and its audit entries are scrubbed.
+	_, err = pool.Exec(ctx, `UPDATE users SET deleted_at = now() - interval '31 days' WHERE id = $1`, userID)
 	require.NoError(t, err)
+	require.NoError(t, app.PurgeFunc(pool, slog.New(slog.DiscardHandler))(ctx))
+	var left int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM users WHERE id = $1`, userID).Scan(&left))
+	require.Zero(t, left, "the purge deleted the account")
 	user, action, meta = entry()
 	require.Empty(t, user, "the scrub nulls the user")
 	require.Equal(t, "auth.login", action, "and keeps the action")
