@@ -9,8 +9,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/lectern-research/lectern/host/internal/evals"
 	"github.com/lectern-research/lectern/host/internal/pgembed"
 )
@@ -87,12 +85,15 @@ func evalRAG(ctx context.Context, path string, stderr io.Writer) (*evals.RAGScor
 		return nil, err
 	}
 	defer func() { _ = cluster.Remove(context.WithoutCancel(ctx)) }()
-	pool, err := pgxpool.New(ctx, cluster.ConnString("postgres"))
+	// The same roles as the embedded default: the questions are asked as the
+	// application's role, on a schema the superuser migrated and handed over.
+	db, err := openEmbedded(ctx, cluster, embeddedDatabase)
 	if err != nil {
 		return nil, err
 	}
-	defer pool.Close()
-	if _, _, err := migrateDatabase(ctx, pool, log); err != nil {
+	defer db.Close()
+	pool := db.Pool
+	if _, _, err := migrateDatabase(ctx, db, log); err != nil {
 		return nil, err
 	}
 	svc, worker, err := evals.BuiltinStack(pool, filepath.Join(dir, "pdfs"), log)

@@ -61,13 +61,14 @@ func runImport(ctx context.Context, args []string, env Env, stdout, stderr io.Wr
 	}
 	sort.Strings(files)
 	log := newLogger(cfg, io.Discard)
-	pool, closeDB, err := openDatabase(ctx, cfg, newLogger(cfg, stderr))
+	db, err := openDatabase(ctx, cfg, newLogger(cfg, stderr))
 	if err != nil {
 		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
 		return 1
 	}
-	defer closeDB()
-	if _, _, err := migrateDatabase(ctx, pool, log); err != nil {
+	defer db.Close()
+	pool := db.Pool
+	if _, _, err := migrateDatabase(ctx, db, log); err != nil {
 		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
 		return 1
 	}

@@ -20,12 +20,12 @@ func runMigrate(ctx context.Context, args []string, env Env, stdout, stderr io.W
 		return 1
 	}
 	log := newLogger(cfg, stderr)
-	pool, closeDB, err := openDatabase(ctx, cfg, log)
+	db, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
 		return 1
 	}
-	defer closeDB()
+	defer db.Close()
 
 	if *statusOnly {
 		migs, err := store.EmbeddedMigrations()
@@ -33,6 +33,14 @@ func runMigrate(ctx context.Context, args []string, env Env, stdout, stderr io.W
 			fmt.Fprintf(stderr, "lectern: %v\n", err)
 			return 1
 		}
+		// Read as the migrating role: on an install an older version made, the
+		// application's role owns nothing yet, and --status changes nothing.
+		pool, closePool, err := db.migrationPool(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
+			return 1
+		}
+		defer closePool()
 		st, err := store.NewMigrator(pool, migs).Status(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
@@ -49,7 +57,7 @@ func runMigrate(ctx context.Context, args []string, env Env, stdout, stderr io.W
 		return 0
 	}
 
-	m, applied, err := migrateDatabase(ctx, pool, log)
+	m, applied, err := migrateDatabase(ctx, db, log)
 	for _, a := range applied {
 		fmt.Fprintf(stdout, "applied %s (%d ms)\n", a.Name, a.Duration.Milliseconds())
 	}

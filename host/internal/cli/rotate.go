@@ -35,13 +35,14 @@ func runConfig(ctx context.Context, args []string, env Env, stdout, stderr io.Wr
 		return 2
 	}
 	log := newLogger(cfg, stderr)
-	pool, closeDB, err := openDatabase(ctx, cfg, log)
+	db, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
 		return 1
 	}
-	defer closeDB()
-	if _, _, err := migrateDatabase(ctx, pool, log); err != nil {
+	defer db.Close()
+	pool := db.Pool
+	if _, _, err := migrateDatabase(ctx, db, log); err != nil {
 		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
 		return 1
 	}

@@ -74,12 +74,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err := ensureDevConfigKey(cfg, log); err != nil {
 		return err
 	}
-	pool, closeDB, err := openDatabase(ctx, cfg, log)
+	db, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer closeDB()
-	migrator, _, err := migrateDatabase(ctx, pool, log)
+	defer db.Close()
+	pool := db.Pool
+	migrator, _, err := migrateDatabase(ctx, db, log)
 	if err != nil {
 		// The host refuses to start on a schema it could not bring up to date.
 		return err

@@ -33,8 +33,16 @@ const MinMajorVersion = 15
 // cluster's URL to the test harness (host/internal/dbtest).
 const TestURLEnv = "TEST_DATABASE_URL"
 
-// SuperUser is the database superuser that initdb creates.
+// SuperUser is the database superuser that initdb creates. The host uses it only to
+// create databases and roles and to run migrations.
 const SuperUser = "lectern"
+
+// AppRole is the login role the host's own connections use: no superuser, no
+// CREATEDB, CREATEROLE, REPLICATION or BYPASSRLS, so it cannot switch the audit log's
+// rules off (docs/database.md). The host hands it the schema after every migration
+// run (store.HandOver). Like every local role it logs in over the private socket
+// without a password.
+const AppRole = "lectern_app"
 
 // Options says where and how to run a cluster.
 type Options struct {
@@ -127,11 +135,17 @@ func (c *Cluster) Dir() string { return c.dir }
 
 // ConnString returns a connection URL for database db as the superuser, over the
 // cluster's Unix socket.
-func (c *Cluster) ConnString(db string) string {
+func (c *Cluster) ConnString(db string) string { return c.connString(SuperUser, db) }
+
+// AppConnString returns a connection URL for database db as AppRole, over the
+// cluster's Unix socket. Call EnsureAppRole first.
+func (c *Cluster) AppConnString(db string) string { return c.connString(AppRole, db) }
+
+func (c *Cluster) connString(role, db string) string {
 	q := url.Values{}
 	q.Set("host", c.socketDir)
 	q.Set("sslmode", "disable")
-	return (&url.URL{Scheme: "postgres", User: url.User(SuperUser), Path: "/" + db, RawQuery: q.Encode()}).String()
+	return (&url.URL{Scheme: "postgres", User: url.User(role), Path: "/" + db, RawQuery: q.Encode()}).String()
 }
 
 // EnsureDatabase creates database name when it does not exist yet.
@@ -149,6 +163,35 @@ func (c *Cluster) EnsureDatabase(ctx context.Context, name string) error {
 	}
 	if err := c.run(ctx, "createdb", "-h", c.socketDir, "-U", SuperUser, name); err != nil {
 		return fmt.Errorf("pgembed: create database %s: %w", name, err)
+	}
+	return nil
+}
+
+// ensureAppRole creates AppRole, or gives it back the attributes it must have.
+// Roles are per cluster, and two commands may start at once: a concurrent CREATE is
+// not an error, and ALTER runs only when something differs (two concurrent ALTERs
+// of one role would fail).
+const ensureAppRole = `DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '` + AppRole + `') THEN
+        BEGIN
+            CREATE ROLE ` + AppRole + ` LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT;
+        EXCEPTION WHEN duplicate_object OR unique_violation THEN
+            NULL;
+        END;
+    ELSIF EXISTS (SELECT FROM pg_roles WHERE rolname = '` + AppRole + `'
+                     AND (rolsuper OR NOT rolcanlogin OR rolcreatedb OR rolcreaterole OR rolreplication OR rolbypassrls)) THEN
+        ALTER ROLE ` + AppRole + ` LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+    END IF;
+END
+$$`
+
+// EnsureAppRole creates the login role AppRole when it does not exist yet, and
+// takes back any attribute (SUPERUSER, CREATEDB, ...) it was given since. It owns
+// nothing until the host hands it a database (store.HandOver).
+func (c *Cluster) EnsureAppRole(ctx context.Context) error {
+	if _, err := c.output(ctx, "psql", "-h", c.socketDir, "-U", SuperUser, "-d", "postgres", "-XAtqc", ensureAppRole); err != nil {
+		return fmt.Errorf("pgembed: create role %s: %w", AppRole, err)
 	}
 	return nil
 }

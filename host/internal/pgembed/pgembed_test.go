@@ -2,6 +2,7 @@ package pgembed
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -117,4 +118,45 @@ func TestReleaseLeavesAServerOthersUse(t *testing.T) {
 
 	require.NoError(t, first.Release(ctx))
 	require.NoFileExists(t, pid, "the starter stops its server once nobody else uses it")
+}
+
+// TestAppRoleIsALoginWithoutPowers checks the role the host connects as: it logs in
+// over the socket, has none of the attributes that bypass the audit log's rules,
+// and gets them taken back when someone gave them to it.
+func TestAppRoleIsALoginWithoutPowers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "lectern-pgembed-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o711))
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	c, err := Start(ctx, Options{Dir: filepath.Join(dir, "pg"), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Remove(context.Background()) })
+
+	require.NoError(t, c.EnsureAppRole(ctx))
+	require.NoError(t, c.EnsureAppRole(ctx), "EnsureAppRole is idempotent")
+	app, err := pgx.Connect(ctx, c.AppConnString("postgres"))
+	require.NoError(t, err, "the role logs in over the socket")
+	defer app.Close(ctx)
+	powers := func() string {
+		t.Helper()
+		var role string
+		var super, createDB, createRole, replication, bypassRLS bool
+		require.NoError(t, app.QueryRow(ctx, `
+			SELECT current_user, rolsuper, rolcreatedb, rolcreaterole, rolreplication, rolbypassrls
+			  FROM pg_roles WHERE rolname = current_user`).Scan(&role, &super, &createDB, &createRole, &replication, &bypassRLS))
+		require.Equal(t, AppRole, role)
+		return fmt.Sprint(super, createDB, createRole, replication, bypassRLS)
+	}
+	require.Equal(t, "false false false false false", powers())
+
+	su, err := pgx.Connect(ctx, c.ConnString("postgres"))
+	require.NoError(t, err)
+	defer su.Close(ctx)
+	_, err = su.Exec(ctx, "ALTER ROLE "+AppRole+" SUPERUSER CREATEROLE BYPASSRLS")
+	require.NoError(t, err)
+	require.Equal(t, "true false true false true", powers())
+	require.NoError(t, c.EnsureAppRole(ctx))
+	require.Equal(t, "false false false false false", powers(), "the next start takes them back")
 }
