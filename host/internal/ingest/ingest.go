@@ -22,7 +22,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lectern-research/lectern/host/internal/chunk"
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
@@ -46,7 +46,7 @@ type Worker struct {
 	Logger *slog.Logger
 	// Embedder and Vectors, when both are set, embed the stored passages into the
 	// vector store as the job's last step.
-	Embedder embed.Embedder
+	Embedder embedding.Embedder
 	Vectors  vectorstore.Store
 	// Extract is pdftext.ExtractFile; tests may replace it.
 	Extract func(ctx context.Context, path string, opts *pdftext.Opts) (*pdftext.Document, error)
@@ -334,7 +334,7 @@ func scanPassage(r pgx.CollectableRow) (passage, error) {
 }
 
 // storeVectors embeds the passages with e and writes their vectors under model.
-func storeVectors(ctx context.Context, e embed.Embedder, vs vectorstore.Store, model string, batch []passage) error {
+func storeVectors(ctx context.Context, e embedding.Embedder, vs vectorstore.Store, model string, batch []passage) error {
 	texts := make([]string, len(batch))
 	for i, p := range batch {
 		texts[i] = p.text

@@ -20,7 +20,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/netguard"
@@ -259,10 +259,10 @@ func TestUploadRefusesWhatIsNotAPDF(t *testing.T) {
 }
 
 // lexical is the builtin plugin's embedding, in process.
-var lexical = embed.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
+var lexical = embedding.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
 
 // renamed is the lexical embedding under another model name: a model change.
-type renamed struct{ embed.Embedder }
+type renamed struct{ embedding.Embedder }
 
 func (renamed) Model() string { return "lexical-renamed" }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 )
@@ -30,7 +30,7 @@ const reembedBatch = 256
 type ReembedWorker struct {
 	river.WorkerDefaults[ReembedArgs]
 	Pool     *pgxpool.Pool
-	Embedder embed.Embedder
+	Embedder embedding.Embedder
 	Vectors  vectorstore.Store
 	Logger   *slog.Logger
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Embedder embeds passages and questions with the embed role's model; it is the
-// embed.Embedder the ingest worker and the retriever use.
+// embedding.Embedder the ingest worker and the retriever use.
 type Embedder struct{ G *Gateway }
 
 // Model names the vectors the embed role makes now: the builtin model's own name,

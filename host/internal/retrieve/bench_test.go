@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/dbtest"
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
 	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
@@ -39,7 +39,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 	require.NoError(b, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('bench@example.org') RETURNING id`).Scan(&user))
 
 	store := embedded.New(pool)
-	lex := embed.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
+	lex := embedding.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
 	rows := make([][]any, 0, chunks)
 	var paperIDs []uuid.UUID
 	var items []vectorstore.Item

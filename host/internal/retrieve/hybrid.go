@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 )
@@ -25,12 +25,12 @@ const rrfK = 60
 // ranks by words alone.
 type Retriever struct {
 	pool     *pgxpool.Pool
-	embedder embed.Embedder
+	embedder embedding.Embedder
 	vectors  vectorstore.Store
 }
 
 // New returns a Retriever; embedder and vectors may be nil.
-func New(pool *pgxpool.Pool, embedder embed.Embedder, vectors vectorstore.Store) *Retriever {
+func New(pool *pgxpool.Pool, embedder embedding.Embedder, vectors vectorstore.Store) *Retriever {
 	return &Retriever{pool: pool, embedder: embedder, vectors: vectors}
 }
 

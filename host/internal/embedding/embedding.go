@@ -1,9 +1,9 @@
-// Package embed turns passages into vectors for the vector store. Embedder is what
+// Package embedding turns passages into vectors for the vector store. Embedder is what
 // ingest and retrieval call; the host's one implementation is llmgw.Embedder, the
 // embed role's model behind the LLM gateway (by default the builtin plugin's
 // lexical embedding, plugins/llm/builtin). Provider adapts any LLM provider, for
 // tools and tests that call one directly.
-package embed
+package embedding
 
 import (
 	"context"
@@ -34,10 +34,10 @@ func (p Provider) Model() string { return p.Name }
 func (p Provider) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	resp, err := p.P.Embed(ctx, &llm.EmbedRequest{Model: p.Name, Inputs: texts})
 	if err != nil {
-		return nil, fmt.Errorf("embed: %s: %w", p.Name, err)
+		return nil, fmt.Errorf("embedding: %s: %w", p.Name, err)
 	}
 	if len(resp.Vectors) != len(texts) {
-		return nil, fmt.Errorf("embed: %s: %d vectors for %d texts", p.Name, len(resp.Vectors), len(texts))
+		return nil, fmt.Errorf("embedding: %s: %d vectors for %d texts", p.Name, len(resp.Vectors), len(texts))
 	}
 	return resp.Vectors, nil
 }
