@@ -24,9 +24,10 @@ func (s short) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResp
 
 func TestProviderEmbedsInOrderAndChecksTheCount(t *testing.T) {
 	p := embedding.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
-	require.Equal(t, "lectern-lexical-v2-384", p.Model())
-	v, err := p.Embed(context.Background(), []string{"attention relates tokens", "spaced repetition schedules reviews"})
+	res, err := p.Embed(context.Background(), []string{"attention relates tokens", "spaced repetition schedules reviews"})
 	require.NoError(t, err)
+	require.Equal(t, "lectern-lexical-v2-384", res.Model)
+	v := res.Vectors
 	require.Len(t, v, 2)
 	require.Len(t, v[0], 384)
 	require.NotEqual(t, v[0], v[1])

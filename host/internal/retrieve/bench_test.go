@@ -69,13 +69,13 @@ func BenchmarkHybridSearch(b *testing.B) {
 		[]string{"id", "paper_id", "chunk_index", "content", "page_start", "page_end", "char_start", "char_end", "token_count"},
 		pgx.CopyFromRows(rows))
 	require.NoError(b, err)
-	vecs, err := lex.Embed(ctx, texts)
+	emb, err := lex.Embed(ctx, texts)
 	require.NoError(b, err)
 	for i := range items {
-		items[i].Vector = vecs[i]
+		items[i].Vector = emb.Vectors[i]
 	}
 	for start := 0; start < len(items); start += 2000 {
-		require.NoError(b, store.Upsert(ctx, lex.Model(), items[start:min(start+2000, len(items))]))
+		require.NoError(b, store.Upsert(ctx, emb.Model, items[start:min(start+2000, len(items))]))
 	}
 	_, err = pool.Exec(ctx, `ANALYZE papers; ANALYZE paper_chunks; ANALYZE chunk_embeddings`)
 	require.NoError(b, err)
