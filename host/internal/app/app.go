@@ -21,7 +21,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/httpapi"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
@@ -55,7 +55,7 @@ type App struct {
 	Settings *userconfig.Store
 	// GW resolves LLM roles; Embedder is the embedding the API searches with.
 	GW       *llmgw.Gateway
-	Embedder embed.Embedder
+	Embedder embedding.Embedder
 	Handler  http.Handler
 	Routes   []httpapi.Route
 }
@@ -80,7 +80,7 @@ type Options struct {
 	GW *llmgw.Gateway
 	// Embedder embeds passages and questions; default the embed role's model
 	// (llmgw.Embedder).
-	Embedder embed.Embedder
+	Embedder embedding.Embedder
 	// Vectors is the vector store; default the embedded store over Pool. The
 	// ingest worker must write to the same one (see VectorStore).
 	Vectors vectorstore.Store

@@ -22,7 +22,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lectern-research/lectern/host/internal/chunk"
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
@@ -46,13 +46,15 @@ type Worker struct {
 	Logger *slog.Logger
 	// Embedder and Vectors, when both are set, embed the stored passages into the
 	// vector store as the job's last step.
-	Embedder embed.Embedder
+	Embedder embedding.Embedder
 	Vectors  vectorstore.Store
 	// Extract is pdftext.ExtractFile; tests may replace it.
 	Extract func(ctx context.Context, path string, opts *pdftext.Opts) (*pdftext.Document, error)
 	// MaxPassages is the most passages one paper may make; a PDF that makes more
 	// fails the job. Default chunk.DefaultMaxChunks (5,000).
 	MaxPassages int
+	// EmbedBatch is how many passages go to the embedder at once. Default 64.
+	EmbedBatch int
 }
 
 // reasons are what the owner reads when a PDF cannot be used.
@@ -292,12 +294,16 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 	})
 }
 
-// embedBatch is how many passages go to the embedder at once.
-const embedBatch = 64
+// defaultEmbedBatch is how many passages go to the embedder at once by default.
+const defaultEmbedBatch = 64
 
 // embed replaces the paper's vectors with those of its stored passages. The text
 // is already saved: a failure here leaves the paper searchable by words, and
-// re-running the job embeds it again.
+// re-running the job embeds it again. Every vector of the paper is stored under the
+// model that made it, and all under one model: when the embed role changes between
+// two batches, embedding starts over once under the new model (the corpus's
+// embeddings.reembed, which that change enqueued, may have passed this paper
+// already); a second change fails the job with ErrModelChanged.
 func (w *Worker) embed(ctx context.Context, paperID uuid.UUID) error {
 	if w.Embedder == nil || w.Vectors == nil {
 		return nil
@@ -310,12 +316,32 @@ func (w *Worker) embed(ctx context.Context, paperID uuid.UUID) error {
 	if err != nil {
 		return fmt.Errorf("ingest: read passages: %w", err)
 	}
+	for restarted := false; ; restarted = true {
+		err := w.embedPassages(ctx, paperID, list)
+		if restarted || !errors.Is(err, ErrModelChanged) {
+			return err
+		}
+		if w.Logger != nil {
+			w.Logger.InfoContext(ctx, "embedding model changed while embedding a paper; starting over", "paper", paperID, "error", err)
+		}
+	}
+}
+
+// embedPassages replaces the paper's vectors with those of list, in batches of
+// EmbedBatch, all under the model of the first batch.
+func (w *Worker) embedPassages(ctx context.Context, paperID uuid.UUID, list []passage) error {
 	if err := w.Vectors.DeletePaper(ctx, paperID); err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	model := w.Embedder.Model()
-	for start := 0; start < len(list); start += embedBatch {
-		if err := storeVectors(ctx, w.Embedder, w.Vectors, model, list[start:min(start+embedBatch, len(list))]); err != nil {
+	size := w.EmbedBatch
+	if size <= 0 {
+		size = defaultEmbedBatch
+	}
+	model := ""
+	for start := 0; start < len(list); start += size {
+		var err error
+		model, err = storeVectors(ctx, w.Embedder, w.Vectors, model, list[start:min(start+size, len(list))])
+		if err != nil {
 			return err
 		}
 	}
@@ -333,27 +359,37 @@ func scanPassage(r pgx.CollectableRow) (passage, error) {
 	return p, r.Scan(&p.id, &p.paper, &p.text)
 }
 
-// storeVectors embeds the passages with e and writes their vectors under model.
-func storeVectors(ctx context.Context, e embed.Embedder, vs vectorstore.Store, model string, batch []passage) error {
+// ErrModelChanged is returned when one job's batches are embedded by different
+// models: the embed role was reassigned while the job ran.
+var ErrModelChanged = errors.New("ingest: the embedding model changed during the job")
+
+// storeVectors embeds the passages with e and writes their vectors under the model
+// that made them, which it returns. want, unless empty, is the model the job's
+// earlier batches were stored under: vectors of another model are not stored, and
+// the error wraps ErrModelChanged.
+func storeVectors(ctx context.Context, e embedding.Embedder, vs vectorstore.Store, want string, batch []passage) (string, error) {
 	texts := make([]string, len(batch))
 	for i, p := range batch {
 		texts[i] = p.text
 	}
-	vecs, err := e.Embed(ctx, texts)
+	emb, err := e.Embed(ctx, texts)
 	if err != nil {
-		return fmt.Errorf("ingest: embed with %s: %w", model, err)
+		return "", fmt.Errorf("ingest: embed: %w", err)
 	}
-	if len(vecs) != len(batch) {
-		return fmt.Errorf("ingest: embed with %s: %d vectors for %d passages", model, len(vecs), len(batch))
+	if want != "" && emb.Model != want {
+		return "", fmt.Errorf("%w: from %s to %s", ErrModelChanged, want, emb.Model)
+	}
+	if len(emb.Vectors) != len(batch) {
+		return "", fmt.Errorf("ingest: embed with %s: %d vectors for %d passages", emb.Model, len(emb.Vectors), len(batch))
 	}
 	items := make([]vectorstore.Item, len(batch))
 	for i, p := range batch {
-		items[i] = vectorstore.Item{ChunkID: p.id, PaperID: p.paper, Vector: vecs[i]}
+		items[i] = vectorstore.Item{ChunkID: p.id, PaperID: p.paper, Vector: emb.Vectors[i]}
 	}
-	if err := vs.Upsert(ctx, model, items); err != nil {
-		return fmt.Errorf("ingest: %w", err)
+	if err := vs.Upsert(ctx, emb.Model, items); err != nil {
+		return "", fmt.Errorf("ingest: %w", err)
 	}
-	return nil
+	return emb.Model, nil
 }
 
 func truncate(s string, n int) string {

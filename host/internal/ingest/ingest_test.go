@@ -20,7 +20,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/netguard"
@@ -165,7 +165,7 @@ func TestUploadIngestAndFindAPassageOnItsPage(t *testing.T) {
 	require.NoError(t, b.pool.QueryRow(ctx, `
 		SELECT count(*) FROM chunk_embeddings e JOIN paper_chunks c ON c.id = e.chunk_id
 		 WHERE c.paper_id = $1 AND e.model = $2 AND e.dimension = $3`,
-		res.PaperID, lexical.Model(), 384).Scan(&vectors))
+		res.PaperID, lexical.Name, 384).Scan(&vectors))
 	require.Equal(t, chunks, vectors)
 	noisy := strings.Join(phrase, " ") + " zqxjvw"
 	lexical, err := retrieve.Lexical(ctx, b.pool, b.ann, noisy, nil, 5)
@@ -259,12 +259,16 @@ func TestUploadRefusesWhatIsNotAPDF(t *testing.T) {
 }
 
 // lexical is the builtin plugin's embedding, in process.
-var lexical = embed.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
+var lexical = embedding.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
 
 // renamed is the lexical embedding under another model name: a model change.
-type renamed struct{ embed.Embedder }
+type renamed struct{ embedding.Embedder }
 
-func (renamed) Model() string { return "lexical-renamed" }
+func (r renamed) Embed(ctx context.Context, texts []string) (embedding.Result, error) {
+	res, err := r.Embedder.Embed(ctx, texts)
+	res.Model = "lexical-renamed"
+	return res, err
+}
 
 func TestReembedMovesEveryPassageToTheNewModel(t *testing.T) {
 	t.Parallel()
@@ -280,7 +284,7 @@ func TestReembedMovesEveryPassageToTheNewModel(t *testing.T) {
 	}
 	var chunks int
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM paper_chunks`).Scan(&chunks))
-	require.Equal(t, chunks, count(lexical.Model()))
+	require.Equal(t, chunks, count(lexical.Name))
 
 	w := &ReembedWorker{Pool: b.pool, Embedder: renamed{lexical}, Vectors: embedded.New(b.pool)}
 	out, err := w.Reembed(ctx)
@@ -288,7 +292,7 @@ func TestReembedMovesEveryPassageToTheNewModel(t *testing.T) {
 	require.Equal(t, int64(chunks), out.Embedded)
 	require.Equal(t, int64(chunks), out.Dropped)
 	require.Equal(t, chunks, count("lexical-renamed"))
-	require.Zero(t, count(lexical.Model()), "the old model's vectors are gone")
+	require.Zero(t, count(lexical.Name), "the old model's vectors are gone")
 
 	out, err = w.Reembed(ctx)
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 )
@@ -30,7 +30,7 @@ const reembedBatch = 256
 type ReembedWorker struct {
 	river.WorkerDefaults[ReembedArgs]
 	Pool     *pgxpool.Pool
-	Embedder embed.Embedder
+	Embedder embedding.Embedder
 	Vectors  vectorstore.Store
 	Logger   *slog.Logger
 }
@@ -51,11 +51,21 @@ func (w *ReembedWorker) Work(ctx context.Context, job *river.Job[ReembedArgs]) e
 	return jobs.SetResult(ctx, res)
 }
 
+// probeText is what Reembed embeds to learn the current model's name.
+const probeText = "which model embeds this"
+
 // Reembed embeds, in rounds, every passage without a vector of the current model,
-// then drops the vectors of other models. A cancelled or failed run leaves every
+// then drops the vectors of other models. The current model is the one that embeds
+// a probe text first; a round embedded by another model (the embed role changed
+// during the run) is not stored and fails the run with ErrModelChanged, and the
+// next attempt works for the new model. A cancelled or failed run leaves every
 // finished round stored, and the next run carries on where it stopped.
 func (w *ReembedWorker) Reembed(ctx context.Context) (*ReembedResult, error) {
-	model := w.Embedder.Model()
+	probe, err := w.Embedder.Embed(ctx, []string{probeText})
+	if err != nil {
+		return nil, fmt.Errorf("ingest: reembed: %w", err)
+	}
+	model := probe.Model
 	var total int64
 	if err := w.Pool.QueryRow(ctx, `
 		SELECT count(*) FROM paper_chunks c
@@ -79,7 +89,7 @@ func (w *ReembedWorker) Reembed(ctx context.Context) (*ReembedResult, error) {
 		if len(batch) == 0 {
 			break
 		}
-		if err := storeVectors(ctx, w.Embedder, w.Vectors, model, batch); err != nil {
+		if _, err := storeVectors(ctx, w.Embedder, w.Vectors, model, batch); err != nil {
 			return nil, err
 		}
 		done += int64(len(batch))

@@ -3,28 +3,19 @@ package llmgw
 import (
 	"context"
 	"fmt"
-	"time"
+
+	"github.com/lectern-research/lectern/host/internal/embedding"
 )
 
 // Embedder embeds passages and questions with the embed role's model; it is the
-// embed.Embedder the ingest worker and the retriever use.
+// embedding.Embedder the ingest worker and the retriever use.
 type Embedder struct{ G *Gateway }
 
-// Model names the vectors the embed role makes now: the builtin model's own name,
-// or provider/model. Vectors of different names never meet; changing the role
-// re-embeds the corpus (embeddings.reembed).
-func (e Embedder) Model() string {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	a, err := e.G.Assignment(ctx, RoleEmbed)
-	if err != nil {
-		e.G.cfg.Logger.Warn("embed role unreadable; naming vectors by the builtin model", "error", err)
-		return BuiltinEmbedModel
-	}
-	return VectorModel(a)
-}
+var _ embedding.Embedder = Embedder{}
 
-// VectorModel is the name stored with the vectors of an embed assignment.
+// VectorModel is the name stored with the vectors of an embed assignment: the
+// builtin model's own name, or provider/model. Vectors of different names never
+// meet; changing the role re-embeds the corpus (embeddings.reembed).
 func VectorModel(a Assignment) string {
 	if a.Provider == Builtin {
 		return a.Model
@@ -32,18 +23,20 @@ func VectorModel(a Assignment) string {
 	return a.Provider + "/" + a.Model
 }
 
-// Embed returns one vector per text.
-func (e Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+// Embed resolves the embed role once and returns one vector per text, named by
+// the model of that resolution (VectorModel): a role reassigned during the call
+// cannot rename the vectors it made.
+func (e Embedder) Embed(ctx context.Context, texts []string) (embedding.Result, error) {
 	b, err := e.G.Resolve(ctx, RoleEmbed)
 	if err != nil {
-		return nil, err
+		return embedding.Result{}, err
 	}
 	resp, err := b.Embed(ctx, texts)
 	if err != nil {
-		return nil, fmt.Errorf("llmgw: embed with %s/%s: %w", b.Provider, b.Assigned, err)
+		return embedding.Result{}, fmt.Errorf("llmgw: embed with %s/%s: %w", b.Provider, b.Assigned, err)
 	}
 	if len(resp.Vectors) != len(texts) {
-		return nil, fmt.Errorf("llmgw: embed with %s/%s: %d vectors for %d texts", b.Provider, b.Assigned, len(resp.Vectors), len(texts))
+		return embedding.Result{}, fmt.Errorf("llmgw: embed with %s/%s: %d vectors for %d texts", b.Provider, b.Assigned, len(resp.Vectors), len(texts))
 	}
-	return resp.Vectors, nil
+	return embedding.Result{Model: VectorModel(Assignment{Role: b.Role, Provider: b.Provider, Model: b.Assigned}), Vectors: resp.Vectors}, nil
 }

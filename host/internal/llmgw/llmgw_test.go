@@ -117,10 +117,10 @@ func TestRolesDefaultToTheBuiltinPlugin(t *testing.T) {
 	bind, err := gw.Resolve(ctx, llmgw.RoleAnswer)
 	require.NoError(t, err)
 	require.Equal(t, llmgw.BuiltinChatModel, bind.Model)
-	vecs, err := llmgw.Embedder{G: gw}.Embed(ctx, []string{"quote verification", "hybrid retrieval"})
+	emb, err := llmgw.Embedder{G: gw}.Embed(ctx, []string{"quote verification", "hybrid retrieval"})
 	require.NoError(t, err)
-	require.Len(t, vecs, 2)
-	require.Equal(t, llmgw.BuiltinEmbedModel, llmgw.Embedder{G: gw}.Model())
+	require.Len(t, emb.Vectors, 2)
+	require.Equal(t, llmgw.BuiltinEmbedModel, emb.Model)
 }
 
 func TestAssignRefusesWhatCannotBeCalled(t *testing.T) {
@@ -278,4 +278,63 @@ func TestALocalRuntimeOnTheCustomEndpointNeedsNoKey(t *testing.T) {
 	require.Equal(t, "http://127.0.0.1:11434/v1", seen.Credentials[llm.CredBaseURL])
 	require.Empty(t, seen.Credentials[llm.CredAPIKey])
 	require.Equal(t, "llama3.2", seen.Model)
+}
+
+// reassignDuring stands in for the custom endpoint's model: it embeds with the
+// builtin provider under any model name and, during the call, gives
+// the embed role back to the builtin plugin: an admin changing the model while a
+// passage is embedded.
+type reassignDuring struct {
+	llm.Provider
+	gw   **llmgw.Gateway
+	seen *string
+}
+
+func (r reassignDuring) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResponse, error) {
+	*r.seen = req.Model
+	if _, err := (*r.gw).Assign(ctx, llmgw.RoleEmbed, llmgw.Builtin, ""); err != nil {
+		return nil, err
+	}
+	asked := *req
+	asked.Model = llmgw.BuiltinEmbedModel // the only model the builtin plugin serves
+	return r.Provider.Embed(ctx, &asked)
+}
+
+func TestEmbedNamesTheModelThatMadeTheVectors(t *testing.T) {
+	t.Parallel()
+	b := newSettings(t)
+	ctx := context.Background()
+	v, _ := json.Marshal("http://127.0.0.1:11434/v1")
+	_, err := b.settings.PutSystem(ctx, llmgw.BaseURLKey, v)
+	require.NoError(t, err)
+	var gw *llmgw.Gateway
+	var seen string
+	gw = llmgw.New(llmgw.Config{Settings: b.settings, Builtin: extractive.New(nil),
+		Plugins: func(name string) (llm.Provider, error) {
+			if name != "openai" {
+				return nil, llmgw.ErrUnavailable
+			}
+			return reassignDuring{Provider: extractive.New(nil), gw: &gw, seen: &seen}, nil
+		}})
+	e := llmgw.Embedder{G: gw}
+
+	emb, err := e.Embed(ctx, []string{"hybrid retrieval"})
+	require.NoError(t, err)
+	require.Equal(t, llmgw.BuiltinEmbedModel, emb.Model)
+
+	_, err = gw.Assign(ctx, llmgw.RoleEmbed, llmgw.CustomCompatible, "nomic-embed-text")
+	require.NoError(t, err)
+	// The custom model embeds while the role goes back to the builtin plugin: the
+	// vectors are the custom model's, and so is their name.
+	emb, err = e.Embed(ctx, []string{"hybrid retrieval"})
+	require.NoError(t, err)
+	require.Equal(t, "nomic-embed-text", seen)
+	require.Equal(t, llmgw.CustomCompatible+"/nomic-embed-text", emb.Model)
+	a, err := gw.Assignment(ctx, llmgw.RoleEmbed)
+	require.NoError(t, err)
+	require.True(t, a.Default, "the role changed during the call")
+
+	emb, err = e.Embed(ctx, []string{"hybrid retrieval"})
+	require.NoError(t, err)
+	require.Equal(t, llmgw.BuiltinEmbedModel, emb.Model, "the next call is the new assignment's")
 }

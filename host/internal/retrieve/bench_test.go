@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/dbtest"
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
 	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
@@ -39,7 +39,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 	require.NoError(b, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('bench@example.org') RETURNING id`).Scan(&user))
 
 	store := embedded.New(pool)
-	lex := embed.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
+	lex := embedding.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
 	rows := make([][]any, 0, chunks)
 	var paperIDs []uuid.UUID
 	var items []vectorstore.Item
@@ -69,13 +69,13 @@ func BenchmarkHybridSearch(b *testing.B) {
 		[]string{"id", "paper_id", "chunk_index", "content", "page_start", "page_end", "char_start", "char_end", "token_count"},
 		pgx.CopyFromRows(rows))
 	require.NoError(b, err)
-	vecs, err := lex.Embed(ctx, texts)
+	emb, err := lex.Embed(ctx, texts)
 	require.NoError(b, err)
 	for i := range items {
-		items[i].Vector = vecs[i]
+		items[i].Vector = emb.Vectors[i]
 	}
 	for start := 0; start < len(items); start += 2000 {
-		require.NoError(b, store.Upsert(ctx, lex.Model(), items[start:min(start+2000, len(items))]))
+		require.NoError(b, store.Upsert(ctx, emb.Model, items[start:min(start+2000, len(items))]))
 	}
 	_, err = pool.Exec(ctx, `ANALYZE papers; ANALYZE paper_chunks; ANALYZE chunk_embeddings`)
 	require.NoError(b, err)

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 )
@@ -25,12 +25,12 @@ const rrfK = 60
 // ranks by words alone.
 type Retriever struct {
 	pool     *pgxpool.Pool
-	embedder embed.Embedder
+	embedder embedding.Embedder
 	vectors  vectorstore.Store
 }
 
 // New returns a Retriever; embedder and vectors may be nil.
-func New(pool *pgxpool.Pool, embedder embed.Embedder, vectors vectorstore.Store) *Retriever {
+func New(pool *pgxpool.Pool, embedder embedding.Embedder, vectors vectorstore.Store) *Retriever {
 	return &Retriever{pool: pool, embedder: embedder, vectors: vectors}
 }
 
@@ -91,13 +91,14 @@ func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq string, 
 
 // similar is the vector ranking: the n passages nearest q that userID may see.
 func (r *Retriever) similar(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, n int) ([]Passage, error) {
-	vecs, err := r.embedder.Embed(ctx, []string{q})
+	emb, err := r.embedder.Embed(ctx, []string{q})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: embed the question: %w", err)
 	}
 	// The vector store knows nothing of ownership: ask for more than needed and
-	// keep what the caller may see.
-	hits, err := r.vectors.Search(ctx, r.embedder.Model(), vecs[0], 4*n, vectorstore.Filter{PaperIDs: paperIDs})
+	// keep what the caller may see. The question is compared with the passages of
+	// the model that embedded it.
+	hits, err := r.vectors.Search(ctx, emb.Model, emb.Vectors[0], 4*n, vectorstore.Filter{PaperIDs: paperIDs})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}

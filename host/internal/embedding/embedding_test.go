@@ -1,4 +1,4 @@
-package embed_test
+package embedding_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-research/lectern/host/internal/embed"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
 	"github.com/lectern-research/lectern/sdk/llm"
 )
@@ -23,15 +23,16 @@ func (s short) Embed(ctx context.Context, req *llm.EmbedRequest) (*llm.EmbedResp
 }
 
 func TestProviderEmbedsInOrderAndChecksTheCount(t *testing.T) {
-	p := embed.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
-	require.Equal(t, "lectern-lexical-v2-384", p.Model())
-	v, err := p.Embed(context.Background(), []string{"attention relates tokens", "spaced repetition schedules reviews"})
+	p := embedding.Provider{P: extractive.New(nil), Name: "lectern-lexical-v2-384"}
+	res, err := p.Embed(context.Background(), []string{"attention relates tokens", "spaced repetition schedules reviews"})
 	require.NoError(t, err)
+	require.Equal(t, "lectern-lexical-v2-384", res.Model)
+	v := res.Vectors
 	require.Len(t, v, 2)
 	require.Len(t, v[0], 384)
 	require.NotEqual(t, v[0], v[1])
 
-	_, err = embed.Provider{P: short{extractive.New(nil)}, Name: "lectern-lexical-v2-384"}.Embed(context.Background(), []string{"a b c", "d e f"})
+	_, err = embedding.Provider{P: short{extractive.New(nil)}, Name: "lectern-lexical-v2-384"}.Embed(context.Background(), []string{"a b c", "d e f"})
 	require.ErrorContains(t, err, "1 vectors for 2 texts")
 	_, err = p.Embed(context.Background(), nil)
 	require.Error(t, err, "no inputs is the provider's bad request")
