@@ -91,7 +91,7 @@ func (m *mailbox) link(t *testing.T, addr string) string {
 	return link
 }
 
-// stack is the whole host for a test: the API (app.New over a fresh database, with
+// stack is the whole host for a test: the API (app.Build over a fresh database, with
 // a started job queue so PDFs are read) and the dashboard, each on its own
 // httptest server, the dashboard forwarding to the API over the network.
 type stack struct {
