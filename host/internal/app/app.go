@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"log/slog"
@@ -43,24 +44,23 @@ import (
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/qdrant"
+	"github.com/lectern-research/lectern/sdk/protocol"
 )
 
-// App is the assembled host.
-type App struct {
-	Config   *config.Config
-	Pool     *pgxpool.Pool
-	Logger   *slog.Logger
-	Audit    *audit.Log
-	Auth     *auth.Service
-	Settings *userconfig.Store
-	// GW resolves LLM roles; Embedder is the embedding the API searches with.
-	GW       *llmgw.Gateway
-	Embedder embedding.Embedder
-	Handler  http.Handler
-	Routes   []httpapi.Route
-}
+// PluginSet says which plugins of LECTERN_PLUGINS_FILE Build starts.
+type PluginSet int
 
-// Options are the parts New does not build itself.
+const (
+	// NoPlugins starts none: no paper sources, the builtin LLM provider only.
+	NoPlugins PluginSet = iota
+	// AllPlugins starts every plugin of the file (lectern serve).
+	AllPlugins
+	// EmbedPlugins starts the LLM plugins only, and only when the embed role is
+	// assigned to a provider other than the builtin one (lectern import).
+	EmbedPlugins
+)
+
+// Options are the parts of the host Build does not build itself.
 type Options struct {
 	Config   *config.Config
 	Pool     *pgxpool.Pool
@@ -69,26 +69,235 @@ type Options struct {
 	Version  string
 	// Mail overrides the sender the configuration asks for (tests capture mail).
 	Mail mail.Sender
-	// Plugins is the started plugin host; nil runs without plugins (no sources).
+	// StartPlugins says which plugins Build starts (default NoPlugins); Close
+	// stops them.
+	StartPlugins PluginSet
+	// Plugins is a plugin host the caller started, used instead of StartPlugins
+	// (tests); Close leaves it running.
 	Plugins *pluginhost.Host
 	// Sources overrides the paper sources search asks (tests); default: the
-	// healthy sources of Plugins.
+	// healthy sources of the plugin host.
 	Sources func() []search.Named
-	// Jobs is the job queue; nil answers 503 on the jobs routes.
-	Jobs *jobs.Service
-	// GW resolves LLM roles to providers; default NewGateway over Plugins.
-	GW *llmgw.Gateway
-	// Embedder embeds passages and questions; default the embed role's model
-	// (llmgw.Embedder).
+	// QueueFunc, when set, adjusts the job queue's configuration before Build
+	// makes the queue (tests: another heartbeat, one more kind). Optional.
+	QueueFunc func(*jobs.Config) error
+}
+
+// App is the assembled host: every service is built once, by Build, and the HTTP
+// handler, the job queue's workers and the commands share them.
+type App struct {
+	Config   *config.Config
+	Pool     *pgxpool.Pool
+	Logger   *slog.Logger
+	Audit    *audit.Log
+	Auth     *auth.Service
+	Settings *userconfig.Store
+	// Plugins is the plugin host (nil: none).
+	Plugins *pluginhost.Host
+	// GW resolves LLM roles; Embedder is the embedding the API searches with and
+	// the workers embed with.
+	GW       *llmgw.Gateway
 	Embedder embedding.Embedder
-	// Vectors is the vector store; default the embedded store over Pool. The
-	// ingest worker must write to the same one (see VectorStore).
+	// Vectors is the vector store of the configuration (VectorStore), the one the
+	// retriever searches and the ingest and re-embed workers write.
 	Vectors vectorstore.Store
+	// Retriever finds passages; RAG answers and drafts from them.
+	Retriever *retrieve.Retriever
+	RAG       *rag.Service
+	// PDFs is where uploaded PDFs live; Ingest is the ingest.pdf worker over it.
+	PDFs   *ingest.Store
+	Ingest *ingest.Worker
+	// Jobs is the job queue with every kind registered, built but not started:
+	// Start starts it.
+	Jobs    *jobs.Service
+	Handler http.Handler
+	Routes  []httpapi.Route
+
+	closeFuncs []func()
+}
+
+// Build assembles the host from the configuration and a migrated database: the
+// plugin host, the LLM gateway, the vector store, the retriever, the services,
+// the job queue with its workers and the HTTP handler, each once. It starts no
+// job; Start does. Call Close when done. When Build fails it has closed what it
+// opened.
+func Build(ctx context.Context, o Options) (*App, error) {
+	a := &App{Config: o.Config, Pool: o.Pool, Logger: o.Logger}
+	if err := a.build(ctx, o); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// build makes the App's parts in the order they need each other.
+func (a *App) build(ctx context.Context, o Options) error {
+	var err error
+	if a.Settings, err = SettingsStore(o.Config, o.Pool); err != nil {
+		return err
+	}
+	vectors, closeVectors, err := VectorStore(o.Config, o.Pool)
+	if err != nil {
+		return err
+	}
+	a.closeFuncs = append(a.closeFuncs, closeVectors)
+	a.Vectors = vectors
+	a.Plugins = o.Plugins
+	if a.Plugins == nil {
+		if a.Plugins, err = a.startPlugins(ctx, o.StartPlugins); err != nil {
+			return err
+		}
+	}
+	a.GW = newGateway(o.Config, a.Settings, a.Plugins, o.Logger)
+	a.Embedder = newEmbedder(a.GW)
+	a.Retriever = retrieve.New(o.Pool, a.Embedder, a.Vectors)
+	a.RAG = &rag.Service{Pool: o.Pool, Retriever: a.Retriever, GW: a.GW, Logger: o.Logger}
+	a.PDFs = PDFStore(o.Config)
+	a.Ingest = &ingest.Worker{Pool: o.Pool, Store: a.PDFs, Logger: o.Logger, Embedder: a.Embedder, Vectors: a.Vectors}
+	a.Audit = audit.New(o.Pool, o.Logger)
+	if a.Jobs, err = a.newQueue(ctx, o.QueueFunc); err != nil {
+		return err
+	}
+	sender := o.Mail
+	if sender == nil {
+		sender = mail.New(o.Config, o.Logger)
+	}
+	a.Auth = auth.NewService(auth.Config{Pool: o.Pool, Config: o.Config, Logger: o.Logger, Audit: a.Audit, Mail: sender})
+	sources := o.Sources
+	if sources == nil {
+		sources = pluginSources(a.Plugins)
+	}
+	a.Handler, a.Routes = a.newHandler(o, search.New(o.Pool, sources))
+	return nil
+}
+
+// Start brings the parts that run on their own up: the LLM gateway gets its
+// assignments again, and the job queue starts working.
+func (a *App) Start(ctx context.Context) error {
+	// A gateway whose database was reset gets every assignment again from the
+	// sealed settings, the source of truth.
+	if err := a.GW.Sync(ctx); err != nil {
+		a.Logger.Error("register the assigned models with the LLM gateway", "error", err)
+	}
+	return a.Jobs.Start(ctx)
+}
+
+// Stop stops the job queue, letting running jobs finish until ctx ends, and
+// writes the audit log's pending summaries.
+func (a *App) Stop(ctx context.Context) error {
+	err := a.Jobs.Stop(ctx)
+	// Counts of sampled sign-in failures still waiting for their window's summary.
+	a.Audit.Flush()
+	return err
+}
+
+// Close releases what Build opened: the plugins it started and the vector
+// store's connection. Stop the queue first.
+func (a *App) Close() {
+	for i := len(a.closeFuncs) - 1; i >= 0; i-- {
+		a.closeFuncs[i]()
+	}
+	a.closeFuncs = nil
+}
+
+// startPlugins starts the plugins of the configuration's plugins file that set
+// asks for; nil when it asks for none.
+func (a *App) startPlugins(ctx context.Context, set PluginSet) (*pluginhost.Host, error) {
+	switch set {
+	case NoPlugins:
+		return nil, nil
+	case EmbedPlugins:
+		// The passages are embedded by the embed role's model; only a cloud
+		// model needs the LLM plugins running.
+		probe := newGateway(a.Config, a.Settings, nil, a.Logger)
+		if as, err := probe.Assignment(ctx, llmgw.RoleEmbed); err != nil || as.Provider == llmgw.Builtin {
+			return nil, nil
+		}
+	}
+	entries, err := pluginhost.LoadFile(a.Config.PluginsFile)
+	if err != nil {
+		// Each refusal names the file, the line and the reason.
+		return nil, err
+	}
+	if set == EmbedPlugins {
+		var llms []pluginhost.Entry
+		for _, e := range entries {
+			if e.Kind == protocol.KindLLM {
+				llms = append(llms, e)
+			}
+		}
+		entries = llms
+	}
+	h := pluginhost.New(entries, pluginhost.Options{
+		Logger: a.Logger, LogLevel: strings.ToLower(a.Config.LogLevel.String()), Store: pluginhost.NewStore(a.Pool),
+	})
+	// Closed also when Start fails halfway: the plugins it started stop.
+	a.closeFuncs = append(a.closeFuncs, h.Close)
+	if err := h.Start(ctx); err != nil {
+		return nil, fmt.Errorf("plugins: %w", err)
+	}
+	return h, nil
+}
+
+// newQueue is the job queue with the kinds of every area, whose workers use the
+// App's services: ingest.pdf and embeddings.reembed write to the App's vector
+// store, the learning and RAG kinds draft through its RAG service.
+func (a *App) newQueue(ctx context.Context, adjust func(*jobs.Config) error) (*jobs.Service, error) {
+	reg := jobs.NewRegistry()
+	if err := ingest.RegisterJobs(reg, a.Ingest); err != nil {
+		return nil, err
+	}
+	if err := registerJobs(reg, a.Pool, a.RAG, a.Embedder, a.Vectors, a.Logger); err != nil {
+		return nil, err
+	}
+	cfg := jobs.Config{Pool: a.Pool, Logger: a.Logger, Registry: reg,
+		QueueWorkers: map[string]int{ingest.Queue: ingest.Workers()},
+		PurgeFunc:    PurgeFunc(a.Pool, a.Audit, a.Logger)}
+	if adjust != nil {
+		if err := adjust(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	return jobs.New(ctx, cfg)
+}
+
+// newHandler is the HTTP surface over the App's services.
+func (a *App) newHandler(o Options, searchSvc *search.Service) (http.Handler, []httpapi.Route) {
+	llmAPI := llmsettings.NewAPI(a.GW, a.Settings, a.Audit, a.Logger, gatewayHosts(a.Config))
+	llmAPI.OnEmbedChange = func(ctx context.Context) error {
+		_, err := a.Jobs.Enqueue(ctx, uuid.Nil, ingest.ReembedArgs{})
+		return err
+	}
+	var pluginAdmin *pluginhost.AdminAPI
+	if a.Plugins != nil {
+		pluginAdmin = pluginhost.NewAdminAPI(a.Plugins, pluginhost.NewStore(a.Pool), auditor{a.Audit})
+	}
+	return httpapi.NewHandler(httpapi.Deps{
+		Config:   a.Config,
+		Logger:   a.Logger,
+		Pool:     a.Pool,
+		Migrator: o.Migrator,
+		Version:  o.Version,
+		Auth:     a.Auth,
+		Admin:    admin.New(a.Pool, a.Auth, a.Audit, a.Logger),
+		Settings: userconfig.NewAPI(a.Settings, a.Config, nil, a.Logger),
+		Papers:   papers.NewAPI(papers.New(a.Pool), resolver(searchSvc)),
+		Projects: projects.NewAPI(a.Pool, papers.New(a.Pool)),
+		Search:   search.NewAPI(searchSvc),
+		Learning: learning.NewAPI(learning.New(a.Pool)),
+		Upload:   ingest.NewAPI(a.Pool, a.PDFs, a.Jobs, ingest.NewFetcher(netguard.PublicOnly)),
+		Passages: retrieve.NewAPI(a.Retriever),
+		LLM:      llmAPI,
+		RAG:      rag.NewAPI(a.RAG, a.Jobs),
+		Plugins:  pluginAdmin,
+		Jobs:     a.Jobs.API(),
+	})
 }
 
 // VectorStore is the vector store the configuration asks for: the embedded store,
 // or with QDRANT_URL set, Qdrant mirrored from it (PostgreSQL keeps every vector).
-// closeFn releases the Qdrant connection.
+// closeFn releases the Qdrant connection. A store that cannot be built is an
+// error, never a silent switch to another store.
 func VectorStore(cfg *config.Config, pool *pgxpool.Pool) (vectorstore.Store, func(), error) {
 	truth := embedded.New(pool)
 	if cfg.QdrantURL == "" {
@@ -96,7 +305,7 @@ func VectorStore(cfg *config.Config, pool *pgxpool.Pool) (vectorstore.Store, fun
 	}
 	q, err := qdrant.New(cfg.QdrantURL, cfg.QdrantAPIKey.Value())
 	if err != nil {
-		return nil, nil, fmt.Errorf("QDRANT_URL: %w", err)
+		return nil, nil, fmt.Errorf("QDRANT_URL names a vector store that cannot be used: %w", err)
 	}
 	return vectorstore.Mirrored{Truth: truth, Index: q}, func() { _ = q.Close() }, nil
 }
@@ -106,11 +315,20 @@ func PDFStore(cfg *config.Config) *ingest.Store {
 	return ingest.NewStore(filepath.Join(cfg.DataDir, "pdfs"))
 }
 
+// SettingsStore is the store of the host's and users' settings, its secrets
+// sealed with SERVICE_CONFIG_KEY (and opened with SERVICE_CONFIG_KEY_OLD too).
+func SettingsStore(cfg *config.Config, pool *pgxpool.Pool) (*userconfig.Store, error) {
+	keys, err := secrets.NewKeyring(cfg.ServiceConfigKey.Value(), cfg.ServiceConfigKeyOld.Value())
+	if err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
+	return userconfig.New(pool, keys), nil
+}
+
 // PurgeFunc is the identity area's part of the daily data.purge job: accounts
 // soft-deleted more than users.Retention ago are hard-deleted and scrubbed from the
 // audit log, and dead credentials (sign-in links, pairing tokens, old sessions) go.
-func PurgeFunc(pool *pgxpool.Pool, log *slog.Logger) func(ctx context.Context) error {
-	auditLog := audit.New(pool, log)
+func PurgeFunc(pool *pgxpool.Pool, auditLog *audit.Log, log *slog.Logger) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		now := time.Now()
 		res, err := users.Purge(ctx, pool, now, users.Retention)
@@ -168,77 +386,4 @@ func pluginSources(h *pluginhost.Host) func() []search.Named {
 		}
 		return out
 	}
-}
-
-// New assembles the host's services and its HTTP handler.
-func New(o Options) (*App, error) {
-	keys, err := secrets.NewKeyring(o.Config.ServiceConfigKey.Value(), o.Config.ServiceConfigKeyOld.Value())
-	if err != nil {
-		return nil, fmt.Errorf("app: %w", err)
-	}
-	sender := o.Mail
-	if sender == nil {
-		sender = mail.New(o.Config, o.Logger)
-	}
-	a := &App{Config: o.Config, Pool: o.Pool, Logger: o.Logger}
-	a.Audit = audit.New(o.Pool, o.Logger)
-	a.Auth = auth.NewService(auth.Config{Pool: o.Pool, Config: o.Config, Logger: o.Logger, Audit: a.Audit, Mail: sender})
-	a.Settings = userconfig.New(o.Pool, keys)
-	sources := o.Sources
-	if sources == nil {
-		sources = pluginSources(o.Plugins)
-	}
-	searchSvc := search.New(o.Pool, sources)
-	if o.GW == nil {
-		if o.GW, err = NewGateway(o.Config, o.Pool, o.Plugins, o.Logger); err != nil {
-			return nil, err
-		}
-	}
-	if o.Embedder == nil {
-		o.Embedder = llmgw.Embedder{G: o.GW}
-	}
-	if o.Vectors == nil {
-		o.Vectors = embedded.New(o.Pool)
-	}
-	var jobsAPI *jobs.API
-	var uploadAPI *ingest.API
-	if o.Jobs != nil {
-		jobsAPI = o.Jobs.API()
-		uploadAPI = ingest.NewAPI(o.Pool, PDFStore(o.Config), o.Jobs, ingest.NewFetcher(netguard.PublicOnly))
-	}
-	a.GW, a.Embedder = o.GW, o.Embedder
-	retriever := retrieve.New(o.Pool, o.Embedder, o.Vectors)
-	llmAPI := llmsettings.NewAPI(o.GW, a.Settings, a.Audit, o.Logger, gatewayHosts(o.Config))
-	if o.Jobs != nil {
-		llmAPI.OnEmbedChange = func(ctx context.Context) error {
-			_, err := o.Jobs.Enqueue(ctx, uuid.Nil, ingest.ReembedArgs{})
-			return err
-		}
-	}
-	var pluginAdmin *pluginhost.AdminAPI
-	if o.Plugins != nil {
-		pluginAdmin = pluginhost.NewAdminAPI(o.Plugins, pluginhost.NewStore(o.Pool), auditor{a.Audit})
-	}
-	mux, routes := httpapi.NewHandler(httpapi.Deps{
-		Config:   o.Config,
-		Logger:   o.Logger,
-		Pool:     o.Pool,
-		Migrator: o.Migrator,
-		Version:  o.Version,
-		Auth:     a.Auth,
-		Admin:    admin.New(o.Pool, a.Auth, a.Audit, o.Logger),
-		Settings: userconfig.NewAPI(a.Settings, o.Config, nil, o.Logger),
-		Papers:   papers.NewAPI(papers.New(o.Pool), resolver(searchSvc)),
-		Projects: projects.NewAPI(o.Pool, papers.New(o.Pool)),
-		Search:   search.NewAPI(searchSvc),
-		Learning: learning.NewAPI(learning.New(o.Pool)),
-		Upload:   uploadAPI,
-		Passages: retrieve.NewAPI(retriever),
-		LLM:      llmAPI,
-		RAG:      rag.NewAPI(&rag.Service{Pool: o.Pool, Retriever: retriever, GW: o.GW, Logger: o.Logger}, o.Jobs),
-		Plugins:  pluginAdmin,
-		Jobs:     jobsAPI,
-	})
-	a.Handler, a.Routes = mux, routes
-	return a, nil
 }

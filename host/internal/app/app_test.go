@@ -25,7 +25,6 @@ import (
 	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
-	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/search"
@@ -137,19 +136,15 @@ func setupWith(t testing.TB, env map[string]string, adjust func(*Options)) *test
 	if cfg.DevSMTPLogOnly {
 		opts.Mail = nil
 	}
-	// The queue is built but not started: the API reads and writes its rows,
-	// no worker runs (the jobs package tests the workers).
-	reg := jobs.NewRegistry()
-	require.NoError(t, ingest.RegisterJobs(reg, &ingest.Worker{Pool: pool, Store: PDFStore(cfg), Logger: opts.Logger}))
-	queue, err := jobs.New(context.Background(), jobs.Config{Pool: pool, Logger: opts.Logger, Registry: reg})
-	require.NoError(t, err)
-	opts.Jobs = queue
 	if adjust != nil {
 		adjust(&opts)
 	}
-	a, err := New(opts)
+	// The queue is built but not started: the API reads and writes its rows,
+	// no worker runs (the jobs package tests the workers).
+	a, err := Build(context.Background(), opts)
 	require.NoError(t, err)
-	return &testBundle{app: a, pool: pool, mail: box, logs: logs, jobs: queue}
+	t.Cleanup(a.Close)
+	return &testBundle{app: a, pool: pool, mail: box, logs: logs, jobs: a.Jobs}
 }
 
 // staticSource answers every search with one fixed public paper.
@@ -875,7 +870,7 @@ func TestPurgeFuncIsTheDailyIdentityPurge(t *testing.T) {
 		VALUES (sha256('x'), (SELECT id FROM users WHERE email = 'old@example.org'), now() - interval '3 days', now() - interval '2 days')`)
 	require.NoError(t, err)
 
-	require.NoError(t, PurgeFunc(b.pool, slog.New(slog.DiscardHandler))(ctx))
+	require.NoError(t, PurgeFunc(b.pool, b.app.Audit, slog.New(slog.DiscardHandler))(ctx))
 	_, err = users.ByID(ctx, b.pool, old.ID)
 	require.ErrorIs(t, err, users.ErrNotFound)
 	require.Contains(t, b.auditActions(t), "user.purge")

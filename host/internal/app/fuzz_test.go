@@ -17,10 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-research/lectern/host/internal/ingest"
-	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/mail"
-	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
 )
 
 // fuzzOp is one documented operation the fuzz test calls: its parameters and a body
@@ -95,19 +92,9 @@ func FuzzJSONRoutes(f *testing.F) {
 }
 
 func newFuzzWorld(tb testing.TB) *fuzzWorld {
-	b := setupWith(tb, nil, func(o *Options) {
-		// The whole queue of `lectern serve`, so the routes that enqueue work find
-		// their kinds; no worker runs.
-		o.Mail = discardMail{}
-		gw, err := NewGateway(o.Config, o.Pool, nil, o.Logger)
-		require.NoError(tb, err)
-		reg := jobs.NewRegistry()
-		require.NoError(tb, ingest.RegisterJobs(reg, &ingest.Worker{Pool: o.Pool, Store: PDFStore(o.Config), Logger: o.Logger}))
-		require.NoError(tb, RegisterJobs(reg, o.Pool, gw, embedded.New(o.Pool), o.Logger))
-		queue, err := jobs.New(context.Background(), jobs.Config{Pool: o.Pool, Logger: o.Logger, Registry: reg})
-		require.NoError(tb, err)
-		o.GW, o.Jobs = gw, queue
-	})
+	// The whole queue of `lectern serve` (Build registers every kind), so the
+	// routes that enqueue work find their kinds; no worker runs.
+	b := setupWith(tb, nil, func(o *Options) { o.Mail = discardMail{} })
 	tn := seedTenant(tb, b, "fuzz@example.org")
 	admin := b.user(tb, "root@example.org", "admin")
 	victim := b.user(tb, "victim@example.org", "user")

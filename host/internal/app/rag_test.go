@@ -15,7 +15,6 @@ import (
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/sse"
-	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
 )
 
 // events reads a server-sent event stream into (name, data) pairs.
@@ -44,10 +43,9 @@ func (b *testBundle) uploadAndIngest(t *testing.T, cookie, fixture string) uuid.
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &res))
 	var sum string
 	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT args->>'sha256' FROM river_job WHERE id = $1`, res.Job.ID).Scan(&sum))
-	w := &ingest.Worker{Pool: b.pool, Store: PDFStore(b.app.Config), Logger: b.app.Logger, Embedder: b.app.Embedder, Vectors: embedded.New(b.pool)}
 	var owner uuid.UUID
 	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT user_id FROM user_library WHERE paper_id = $1`, res.PaperID).Scan(&owner))
-	_, err := w.Ingest(context.Background(), ingest.Args{PaperID: res.PaperID, SHA256: sum}, owner, func(int, string) {})
+	_, err := b.app.Ingest.Ingest(context.Background(), ingest.Args{PaperID: res.PaperID, SHA256: sum}, owner, func(int, string) {})
 	require.NoError(t, err)
 	return res.PaperID
 }

@@ -168,6 +168,20 @@ func TestServeRefusesASchemaItCannotMigrate(t *testing.T) {
 	require.False(t, users, "the failed migration is rolled back whole")
 }
 
+// A QDRANT_URL that names no usable vector store stops serve with a sentence; the
+// host never serves on the embedded store instead.
+func TestServeRefusesAVectorStoreItCannotBuild(t *testing.T) {
+	t.Parallel()
+	_, dbURL := dbtest.NewEmptyDB(t)
+	var stderr bytes.Buffer
+	code := Run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0"},
+		lookup(map[string]string{"DATABASE_URL": dbURL, "LECTERN_DATA_DIR": t.TempDir(), "QDRANT_URL": "qdrant.internal:6334"}),
+		&bytes.Buffer{}, &stderr)
+	require.Equal(t, 1, code)
+	require.Regexp(t, `lectern: QDRANT_URL names a vector store that cannot be used: .*must start with http:// or https://`, stderr.String())
+	require.NotContains(t, stderr.String(), "listening")
+}
+
 // startServe runs `lectern serve` until the test ends and returns its base URL.
 func startServe(t *testing.T, env map[string]string) (string, *syncBuffer, func() int) {
 	t.Helper()

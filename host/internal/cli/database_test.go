@@ -147,7 +147,7 @@ func TestEmbeddedHostCannotSwitchTheAuditLogOff(t *testing.T) {
 	// past its retention goes, and its audit entries are scrubbed.
 	_, err = pool.Exec(ctx, `UPDATE users SET deleted_at = now() - interval '31 days' WHERE id = $1`, userID)
 	require.NoError(t, err)
-	require.NoError(t, app.PurgeFunc(pool, slog.New(slog.DiscardHandler))(ctx))
+	require.NoError(t, app.PurgeFunc(pool, audit.New(pool, slog.New(slog.DiscardHandler)), slog.New(slog.DiscardHandler))(ctx))
 	var left int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM users WHERE id = $1`, userID).Scan(&left))
 	require.Zero(t, left, "the purge deleted the account")

@@ -96,9 +96,10 @@ func evalRAG(ctx context.Context, path string, stderr io.Writer) (*evals.RAGScor
 	if _, _, err := migrateDatabase(ctx, db, log); err != nil {
 		return nil, err
 	}
-	svc, worker, err := evals.BuiltinStack(pool, filepath.Join(dir, "pdfs"), log)
+	host, err := evals.BuiltinStack(ctx, pool, dir, log)
 	if err != nil {
 		return nil, err
 	}
-	return evals.RunRAG(ctx, pool, svc, worker, set)
+	defer host.Close()
+	return evals.RunRAG(ctx, pool, host.RAG, host.Ingest, set)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,13 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/app"
-	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
-	"github.com/lectern-research/lectern/host/internal/llmgw"
-	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/users"
-	"github.com/lectern-research/lectern/sdk/protocol"
 )
 
 // runImport implements `lectern import --user EMAIL <folder>`: every PDF under the
@@ -77,38 +72,22 @@ func runImport(ctx context.Context, args []string, env Env, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "lectern import: no live account %s\n", *email)
 		return 1
 	}
-	store := app.PDFStore(cfg)
-	vectors, closeVectors, err := app.VectorStore(cfg, pool)
+	// The same host as serve's, so the passages go to the configured vector
+	// store, embedded by the embed role's model; a cloud model needs the LLM
+	// plugins running.
+	host, err := app.Build(ctx, app.Options{Config: cfg, Pool: pool, Logger: log, StartPlugins: app.EmbedPlugins})
 	if err != nil {
 		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
 		return 1
 	}
-	defer closeVectors()
-	// The passages are embedded by the embed role's model, as serve does; a
-	// cloud model needs the LLM plugins running.
-	var plugins *pluginhost.Host
-	if probe, err := app.NewGateway(cfg, pool, nil, log); err == nil {
-		if a, err := probe.Assignment(ctx, llmgw.RoleEmbed); err == nil && a.Provider != llmgw.Builtin {
-			if plugins, err = startLLMPlugins(ctx, cfg, pool, log); err != nil {
-				fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
-				return 1
-			}
-			defer plugins.Close()
-		}
-	}
-	gw, err := app.NewGateway(cfg, pool, plugins, log)
-	if err != nil {
-		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
-		return 1
-	}
-	worker := &ingest.Worker{Pool: pool, Store: store, Logger: log, Embedder: llmgw.Embedder{G: gw}, Vectors: vectors}
+	defer host.Close()
 
 	var ingested, duplicates int
 	var failed []string
 	for i, path := range files {
 		name := filepath.Base(path)
 		progressBar(stderr, i, len(files), name)
-		status, err := importOne(ctx, pool, store, worker, u.ID, path)
+		status, err := importOne(ctx, pool, host.PDFs, host.Ingest, u.ID, path)
 		switch {
 		case err != nil:
 			failed = append(failed, fmt.Sprintf("%s: %s", path, reason(err)))
@@ -172,23 +151,4 @@ func progressBar(w io.Writer, done, total int, name string) {
 		name = name[:37] + "..."
 	}
 	fmt.Fprintf(w, "\r[%s%s] %d/%d %-40s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total, name)
-}
-
-// startLLMPlugins starts the LLM plugins of plugins.toml (only those).
-func startLLMPlugins(ctx context.Context, cfg *config.Config, pool *pgxpool.Pool, log *slog.Logger) (*pluginhost.Host, error) {
-	entries, err := pluginhost.LoadFile(cfg.PluginsFile)
-	if err != nil {
-		return nil, err
-	}
-	var llms []pluginhost.Entry
-	for _, e := range entries {
-		if e.Kind == protocol.KindLLM {
-			llms = append(llms, e)
-		}
-	}
-	h := pluginhost.New(llms, pluginhost.Options{Logger: log, Store: pluginhost.NewStore(pool)})
-	if err := h.Start(ctx); err != nil {
-		return nil, fmt.Errorf("plugins: %w", err)
-	}
-	return h, nil
 }

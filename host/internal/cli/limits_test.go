@@ -180,13 +180,14 @@ func newTestHost(t *testing.T, heartbeat time.Duration) *testHost {
 	migs, err := store.EmbeddedMigrations()
 	require.NoError(t, err)
 	log := slog.New(slog.DiscardHandler)
-	reg := jobs.NewRegistry()
-	require.NoError(t, jobs.Register(reg, jobs.KindSpec[holdArgs]{Worker: holdWorker{}, Enqueuers: jobs.EnqueueUser}))
-	queue, err := jobs.New(context.Background(), jobs.Config{Pool: pool, Logger: log, Registry: reg, HeartbeatInterval: heartbeat})
+	host, err := app.Build(context.Background(), app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: store.NewMigrator(pool, migs),
+		Version: "test", QueueFunc: func(c *jobs.Config) error {
+			c.HeartbeatInterval = heartbeat
+			return jobs.Register(c.Registry, jobs.KindSpec[holdArgs]{Worker: holdWorker{}, Enqueuers: jobs.EnqueueUser})
+		}})
 	require.NoError(t, err)
-	host, err := app.New(app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: store.NewMigrator(pool, migs),
-		Version: "test", Jobs: queue})
-	require.NoError(t, err)
+	t.Cleanup(host.Close)
+	queue := host.Jobs
 
 	// Onboard the first admin through an unbounded server: setting up is not
 	// what these tests time.

@@ -7,9 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/audit"
-	"github.com/lectern-research/lectern/host/internal/secrets"
-	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
 
 // runConfig implements `lectern config rotate-key [--apply]` (SPEC "Config key
@@ -46,12 +45,13 @@ func runConfig(ctx context.Context, args []string, env Env, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
 		return 1
 	}
-	keys, err := secrets.NewKeyring(cfg.ServiceConfigKey.Value(), cfg.ServiceConfigKeyOld.Value())
+	// The settings store the host reads, with the keys it reads them with.
+	settings, err := app.SettingsStore(cfg, pool)
 	if err != nil {
 		fmt.Fprintf(stderr, "lectern: %v\n", err)
 		return 1
 	}
-	rep, err := userconfig.New(pool, keys).Rotate(ctx, *apply)
+	rep, err := settings.Rotate(ctx, *apply)
 	if err != nil {
 		fmt.Fprintf(stderr, "lectern: %s\n", oneLine(err.Error()))
 		return 1

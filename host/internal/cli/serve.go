@@ -16,10 +16,6 @@ import (
 	"github.com/lectern-research/lectern/host/internal/buildinfo"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/httpapi"
-	"github.com/lectern-research/lectern/host/internal/ingest"
-	"github.com/lectern-research/lectern/host/internal/jobs"
-	"github.com/lectern-research/lectern/host/internal/llmgw"
-	"github.com/lectern-research/lectern/host/internal/pluginhost"
 )
 
 // shutdownGrace is how long serve waits for in-flight requests after SIGTERM.
@@ -62,8 +58,9 @@ func runServe(ctx context.Context, args []string, env Env, stdout, stderr io.Wri
 	return 0
 }
 
-// serve migrates the database, then serves HTTP on cfg.ListenAddr until ctx ends,
-// and then drains in-flight requests for up to shutdownGrace.
+// serve migrates the database, builds the host (app.Build), starts its job queue
+// and serves HTTP on cfg.ListenAddr until ctx ends; then it drains in-flight
+// requests for up to shutdownGrace, and stops the queue.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
@@ -79,73 +76,30 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer db.Close()
-	pool := db.Pool
 	migrator, _, err := migrateDatabase(ctx, db, log)
 	if err != nil {
 		// The host refuses to start on a schema it could not bring up to date.
 		return err
 	}
 
-	entries, err := pluginhost.LoadFile(cfg.PluginsFile)
+	trustLoopback(cfg)
+	host, err := app.Build(ctx, app.Options{Config: cfg, Pool: db.Pool, Logger: log, Migrator: migrator,
+		Version: buildinfo.Version(), StartPlugins: app.AllPlugins})
 	if err != nil {
-		// Each refusal names the file, the line and the reason.
+		// Each refusal is a sentence: a plugins file line, a vector store.
 		return err
 	}
-	plugins := pluginhost.New(entries, pluginhost.Options{
-		Logger: log, LogLevel: strings.ToLower(cfg.LogLevel.String()), Store: pluginhost.NewStore(pool),
-	})
-	if err := plugins.Start(ctx); err != nil {
-		return fmt.Errorf("plugins: %w", err)
-	}
-	defer plugins.Close()
-
-	registry := jobs.NewRegistry()
-	vectors, closeVectors, err := app.VectorStore(cfg, pool)
-	if err != nil {
-		return err
-	}
-	defer closeVectors()
-	gw, err := app.NewGateway(cfg, pool, plugins, log)
-	if err != nil {
-		return err
-	}
-	// A gateway whose database was reset gets every assignment again from the
-	// sealed settings, the source of truth.
-	if err := gw.Sync(ctx); err != nil {
-		log.Error("register the assigned models with the LLM gateway", "error", err)
-	}
-	embedder := llmgw.Embedder{G: gw}
-	if err := ingest.RegisterJobs(registry, &ingest.Worker{Pool: pool, Store: app.PDFStore(cfg), Logger: log,
-		Embedder: embedder, Vectors: vectors}); err != nil {
-		return err
-	}
-	if err := app.RegisterJobs(registry, pool, gw, vectors, log); err != nil {
-		return err
-	}
-	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: log, Registry: registry,
-		QueueWorkers: map[string]int{ingest.Queue: ingest.Workers()},
-		PurgeFunc:    app.PurgeFunc(pool, log)})
-	if err != nil {
-		return err
-	}
-	if err := queue.Start(ctx); err != nil {
+	defer host.Close()
+	if err := host.Start(ctx); err != nil {
 		return err
 	}
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 		defer cancel()
-		if err := queue.Stop(stopCtx); err != nil {
+		if err := host.Stop(stopCtx); err != nil {
 			log.Error("stop job queue", "error", err)
 		}
 	}()
-
-	trustLoopback(cfg)
-	host, err := app.New(app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: migrator,
-		Version: buildinfo.Version(), Plugins: plugins, Jobs: queue,
-		GW: gw, Embedder: embedder, Vectors: vectors})
-	if err != nil {
-		return err
-	}
 	handler, err := withDashboard(cfg, host.Handler, ln, log)
 	if err != nil {
 		return err
@@ -153,7 +107,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	srv := newHTTPServer(ctx, handler, log)
 	// Job streams never go idle; tell them the server is closing so Shutdown
 	// need not wait out its grace for them.
-	srv.RegisterOnShutdown(queue.CloseStreams)
+	srv.RegisterOnShutdown(host.Jobs.CloseStreams)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String())
@@ -169,10 +123,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	log.Info("shutting down", "grace", shutdownGrace.String())
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
-	// Counts of sampled sign-in failures still waiting for their window's summary.
-	host.Audit.Flush()
-	if err != nil {
+	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("graceful shutdown: %w", err)
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -19,16 +19,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lectern-research/lectern/host/internal/app"
+	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/ingest"
-	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
 	"github.com/lectern-research/lectern/host/internal/quote"
 	"github.com/lectern-research/lectern/host/internal/rag"
-	"github.com/lectern-research/lectern/host/internal/retrieve"
-	"github.com/lectern-research/lectern/host/internal/secrets"
-	"github.com/lectern-research/lectern/host/internal/userconfig"
-	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
-	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
 )
 
 //go:embed data/rag.json
@@ -262,21 +258,19 @@ func (s *RAGScores) String() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// BuiltinStack is the answering stack of a host with no model configured, over
-// pool: the builtin extractive provider in process, the embedded vector store, and
-// an ingest worker storing PDFs under pdfDir. `lectern eval rag` runs on it.
-func BuiltinStack(pool *pgxpool.Pool, pdfDir string, log *slog.Logger) (*rag.Service, *ingest.Worker, error) {
-	keys, err := secrets.NewKeyring("", "")
-	if err != nil {
-		return nil, nil, err
-	}
+// BuiltinStack is the host of a deployment with no model configured, over pool,
+// built as lectern serve builds it (app.Build) with no plugins: the builtin
+// extractive provider in process, the embedded vector store, and an ingest worker
+// storing PDFs under dataDir/pdfs. `lectern eval rag` runs on its RAG service and
+// ingest worker. Close it when done.
+func BuiltinStack(ctx context.Context, pool *pgxpool.Pool, dataDir string, log *slog.Logger) (*app.App, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	gw := llmgw.New(llmgw.Config{Settings: userconfig.New(pool, keys), Builtin: extractive.New(nil), Logger: log})
-	vectors := embedded.New(pool)
-	embedder := llmgw.Embedder{G: gw}
-	svc := &rag.Service{Pool: pool, Retriever: retrieve.New(pool, embedder, vectors), GW: gw, Logger: log}
-	worker := &ingest.Worker{Pool: pool, Store: ingest.NewStore(pdfDir), Logger: log, Embedder: embedder, Vectors: vectors}
-	return svc, worker, nil
+	vars := map[string]string{"LECTERN_DATA_DIR": dataDir}
+	cfg, err := config.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	if err != nil {
+		return nil, err
+	}
+	return app.Build(ctx, app.Options{Config: cfg, Pool: pool, Logger: log})
 }

@@ -2,7 +2,6 @@ package evals
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,11 +16,12 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 func TestRAGEvalWithTheBuiltinPlugin(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.NewDB(t)
-	svc, worker, err := BuiltinStack(pool, filepath.Join(t.TempDir(), "pdfs"), nil)
+	host, err := BuiltinStack(context.Background(), pool, t.TempDir(), nil)
 	require.NoError(t, err)
+	t.Cleanup(host.Close)
 	set, err := LoadRAG("")
 	require.NoError(t, err)
-	s, err := RunRAG(context.Background(), pool, svc, worker, set)
+	s, err := RunRAG(context.Background(), pool, host.RAG, host.Ingest, set)
 	require.NoError(t, err)
 	t.Logf("%+v", *s)
 	require.Equal(t, 15, s.Answerable)

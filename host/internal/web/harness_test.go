@@ -25,13 +25,10 @@ import (
 	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
-	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
-	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/store"
-	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
 	sdkpaper "github.com/lectern-research/lectern/sdk/paper"
 	"github.com/lectern-research/lectern/sdk/source"
 )
@@ -94,7 +91,7 @@ func (m *mailbox) link(t *testing.T, addr string) string {
 	return link
 }
 
-// stack is the whole host for a test: the API (app.New over a fresh database, with
+// stack is the whole host for a test: the API (app.Build over a fresh database, with
 // a started job queue so PDFs are read) and the dashboard, each on its own
 // httptest server, the dashboard forwarding to the API over the network.
 type stack struct {
@@ -134,22 +131,14 @@ func newStackMode(t *testing.T, inProcess bool) *stack {
 	migs, err := store.EmbeddedMigrations()
 	require.NoError(t, err)
 
-	gw, err := app.NewGateway(cfg, pool, nil, log)
-	require.NoError(t, err)
-	vectors := embedded.New(pool)
-	reg := jobs.NewRegistry()
-	require.NoError(t, ingest.RegisterJobs(reg, &ingest.Worker{Pool: pool, Store: app.PDFStore(cfg), Logger: log,
-		Embedder: llmgw.Embedder{G: gw}, Vectors: vectors}))
-	require.NoError(t, app.RegisterJobs(reg, pool, gw, vectors, log))
-	ctx, cancel := context.WithCancel(context.Background())
-	queue, err := jobs.New(ctx, jobs.Config{Pool: pool, Logger: log, Registry: reg})
-	require.NoError(t, err)
-	require.NoError(t, queue.Start(ctx))
 	box := &mailbox{}
-	a, err := app.New(app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: store.NewMigrator(pool, migs),
-		Version: "test", Mail: box, Jobs: queue, GW: gw, Vectors: vectors,
+	a, err := app.Build(context.Background(), app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: store.NewMigrator(pool, migs),
+		Version: "test", Mail: box,
 		Sources: func() []search.Named { return []search.Named{{Name: "static", Searcher: staticSource{}}} }})
 	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, a.Start(ctx))
+	queue := a.Jobs
 
 	api := httptest.NewServer(a.Handler)
 	apiURL, err := url.Parse(api.URL)
@@ -174,7 +163,8 @@ func newStackMode(t *testing.T, inProcess bool) *stack {
 		api.Close()
 		stopCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 		defer stop()
-		_ = queue.Stop(stopCtx)
+		_ = a.Stop(stopCtx)
+		a.Close()
 		cancel()
 	})
 	return &stack{pool: pool, app: a, jobs: queue, api: api, dash: dash, web: w, mail: box}
