@@ -113,7 +113,7 @@ func PurgeFunc(pool *pgxpool.Pool, log *slog.Logger) func(ctx context.Context) e
 	auditLog := audit.New(pool, log)
 	return func(ctx context.Context) error {
 		now := time.Now()
-		res, err := users.Purge(ctx, pool, now, users.Retention)
+		res, err := users.Purge(ctx, pool, now, users.Retention, papers.DeletePrivateOfUsersTx)
 		if err != nil {
 			return err
 		}

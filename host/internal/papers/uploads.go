@@ -174,7 +174,7 @@ func PDFReferencedTx(ctx context.Context, tx Querier, sum string) (bool, error) 
 // the users brought in that nobody else keeps: the purge of those accounts calls it
 // before deleting them, or discovered_by would fall to NULL and publish the papers
 // to every user.
-func DeletePrivateOfUsersTx(ctx context.Context, tx Querier, userIDs []uuid.UUID) error {
+func DeletePrivateOfUsersTx(ctx context.Context, tx pgx.Tx, userIDs []uuid.UUID) error {
 	if _, err := tx.Exec(ctx, `
 		DELETE FROM papers p
 		 WHERE p.discovered_by = ANY($1) AND p.visibility = 'private'
