@@ -331,7 +331,7 @@ func SettingsStore(cfg *config.Config, pool *pgxpool.Pool) (*userconfig.Store, e
 func PurgeFunc(pool *pgxpool.Pool, auditLog *audit.Log, log *slog.Logger) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		now := time.Now()
-		res, err := users.Purge(ctx, pool, now, users.Retention)
+		res, err := users.Purge(ctx, pool, now, users.Retention, papers.DeletePrivateOfUsersTx)
 		if err != nil {
 			return err
 		}

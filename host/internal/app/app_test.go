@@ -27,6 +27,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/mail"
+	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/users"
@@ -729,7 +730,7 @@ func TestPurgeHardDeletesAndScrubsTheAuditLog(t *testing.T) {
 	_, err := b.pool.Exec(ctx, `UPDATE users SET deleted_at = now() - interval '31 days' WHERE id = $1`, old.ID)
 	require.NoError(t, err)
 
-	res, err := users.Purge(ctx, b.pool, time.Now(), users.Retention)
+	res, err := users.Purge(ctx, b.pool, time.Now(), users.Retention, papers.DeletePrivateOfUsersTx)
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Users)
 	require.EqualValues(t, 1, res.AuditScrubbed)

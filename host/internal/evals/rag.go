@@ -22,6 +22,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/app"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/ingest"
+	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
 	"github.com/lectern-research/lectern/host/internal/quote"
 	"github.com/lectern-research/lectern/host/internal/rag"
@@ -216,9 +217,10 @@ func loadDocument(ctx context.Context, pool *pgxpool.Pool, w *ingest.Worker, own
 // citedText returns the text of each cited passage by marker.
 func citedText(ctx context.Context, pool *pgxpool.Pool, cites []rag.Citation) (map[string]string, error) {
 	out := map[string]string{}
+	store := papers.New(pool)
 	for _, c := range cites {
-		var text string
-		if err := pool.QueryRow(ctx, `SELECT content FROM paper_chunks WHERE id = $1`, c.ChunkID).Scan(&text); err != nil {
+		text, err := store.PassageText(ctx, c.ChunkID)
+		if err != nil {
 			return nil, fmt.Errorf("evals: %w", err)
 		}
 		out[c.Marker] = text

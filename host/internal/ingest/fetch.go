@@ -169,16 +169,12 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 		respond.Err(w, r, respond.Internal(err))
 		return
 	}
-	var corpus, mine, hasText bool
-	if err := a.pool.QueryRow(ctx, `
-		SELECT p.visibility = 'public' OR p.discovered_by IS NULL,
-		       p.visibility = 'private' AND p.discovered_by = $2
-		         AND NOT EXISTS (SELECT 1 FROM user_library ul WHERE ul.paper_id = p.id AND ul.user_id <> $2),
-		       EXISTS (SELECT 1 FROM paper_texts t WHERE t.paper_id = p.id)
-		  FROM papers p WHERE p.id = $1`, paperID, user).Scan(&corpus, &mine, &hasText); err != nil {
+	held, err := papers.New(a.pool).HoldingOf(ctx, user, paperID)
+	if err != nil {
 		respond.Err(w, r, respond.Internal(err))
 		return
 	}
+	corpus, mine, hasText := held.Shared, held.Mine, held.HasText
 	link := strings.TrimSpace(body.URL)
 	ownLink := link == "" || link == it.PDFURL
 	if corpus && hasText && link == "" {
@@ -238,9 +234,8 @@ func (a *API) reread(ctx context.Context, user, paperID uuid.UUID, link string, 
 		if err := st.KeepTx(ctx, tx); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE papers SET metadata = metadata || jsonb_build_object('download',
-			jsonb_build_object('url', $2::text, 'sha256', $3::text, 'bytes', $4::bigint)) WHERE id = $1`, paperID, link, st.Sum, st.Size); err != nil {
-			return fmt.Errorf("ingest: record download: %w", err)
+		if err := papers.RecordDownloadTx(ctx, tx, paperID, link, st.Sum, st.Size); err != nil {
+			return fmt.Errorf("ingest: %w", err)
 		}
 		var err error
 		res.Job, err = a.queue.EnqueueTx(ctx, tx, user, Args{PaperID: paperID, SHA256: st.Sum})

@@ -148,15 +148,7 @@ func (w *Worker) Ingest(ctx context.Context, args Args, owner uuid.UUID, progres
 // private upload of the job's owner, never a paper anyone else holds. Its PDF goes
 // too, unless another paper refers to the same file.
 func (w *Worker) discard(ctx context.Context, paperID, owner uuid.UUID) error {
-	var sum string
-	err := w.Pool.QueryRow(ctx, `
-		DELETE FROM papers p WHERE p.id = $1 AND p.source = 'upload' AND p.visibility = 'private' AND p.discovered_by = $2
-		   AND NOT EXISTS (SELECT 1 FROM user_library ul WHERE ul.paper_id = p.id AND ul.user_id <> $2)
-		   AND NOT EXISTS (SELECT 1 FROM paper_texts t WHERE t.paper_id = p.id)
-		RETURNING coalesce(p.metadata->'upload'->>'sha256', '')`, paperID, owner).Scan(&sum)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
+	sum, err := papers.New(w.Pool).DiscardUpload(ctx, paperID, owner)
 	if err != nil {
 		return fmt.Errorf("ingest: discard unusable upload: %w", err)
 	}
@@ -179,21 +171,15 @@ var errSameText = errors.New("ingest: the paper already has this text")
 // chunks, vectors and identifiers stay. Only a private paper of the owner alone may
 // be read again.
 func guardTx(ctx context.Context, tx pgx.Tx, args Args, owner uuid.UUID) error {
-	var text []byte
-	var shared bool
-	err := tx.QueryRow(ctx, `
-		SELECT t.sha256, (p.visibility = 'public' OR p.discovered_by IS DISTINCT FROM $2
-		       OR EXISTS (SELECT 1 FROM user_library ul WHERE ul.paper_id = p.id AND ul.user_id <> $2))
-		  FROM papers p LEFT JOIN paper_texts t ON t.paper_id = p.id
-		 WHERE p.id = $1 FOR UPDATE OF p`, args.PaperID, owner).Scan(&text, &shared)
+	lock, err := papers.LockForTextTx(ctx, tx, args.PaperID, owner)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, papers.ErrNotFound):
 		return jobs.NewPublicError("paper_gone", "The paper was deleted before its PDF was read.", nil)
 	case err != nil:
 		return fmt.Errorf("ingest: check paper: %w", err)
-	case !shared || text == nil:
+	case !lock.Shared || lock.SHA256 == nil:
 		return nil
-	case hex.EncodeToString(text) == args.SHA256:
+	case hex.EncodeToString(lock.SHA256) == args.SHA256:
 		return errSameText
 	}
 	return jobs.NewPublicError("paper_has_text",
@@ -210,37 +196,22 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 		offsets[i] = int32(p.Offset)
 	}
 	sum, _ := hex.DecodeString(args.SHA256)
+	passages := make([]papers.ChunkParams, len(chunks))
+	for i, c := range chunks {
+		id, err := uuid.Parse(c.ID)
+		if err != nil {
+			return fmt.Errorf("ingest: store chunks: %w", err)
+		}
+		passages[i] = papers.ChunkParams{ID: id, Index: c.Index, Section: truncate(clean(c.Section), 500), Text: clean(c.Text),
+			PageStart: c.PageStart, PageEnd: c.PageEnd, CharStart: c.Start, CharEnd: c.End, Tokens: c.Tokens}
+	}
 	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
 		if err := guardTx(ctx, tx, args, owner); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM paper_chunks WHERE paper_id = $1`, args.PaperID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO paper_texts (paper_id, extractor, content, page_offsets, page_count, sha256)
-			VALUES ($1, 'pdftotext-bbox-layout', $2, $3, $4, $5)
-			ON CONFLICT (paper_id) DO UPDATE SET extractor = EXCLUDED.extractor, content = EXCLUDED.content,
-			      page_offsets = EXCLUDED.page_offsets, page_count = EXCLUDED.page_count, sha256 = EXCLUDED.sha256,
-			      extracted_at = now()`, args.PaperID, clean(doc.Text), offsets, len(doc.Pages), sum); err != nil {
-			return err
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"paper_chunks"},
-			[]string{"id", "paper_id", "chunk_index", "section", "content", "page_start", "page_end", "char_start", "char_end", "token_count"},
-			pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
-				c := chunks[i]
-				id, err := uuid.Parse(c.ID)
-				if err != nil {
-					return nil, err
-				}
-				var section any
-				if c.Section != "" {
-					section = truncate(clean(c.Section), 500)
-				}
-				return []any{id, args.PaperID, c.Index, section, clean(c.Text), c.PageStart, c.PageEnd, c.Start, c.End, c.Tokens}, nil
-			}))
-		if err != nil {
-			return fmt.Errorf("ingest: store chunks: %w", err)
+		text := papers.TextParams{Extractor: "pdftotext-bbox-layout", Content: clean(doc.Text), PageOffsets: offsets, SHA256: sum}
+		if err := papers.SaveTextTx(ctx, tx, args.PaperID, text, passages); err != nil {
+			return fmt.Errorf("ingest: %w", err)
 		}
 		for _, ref := range doc.References {
 			doi := papers.NormalizeDOI(ref.DOI)
@@ -254,41 +225,21 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 			default:
 				continue // only entries that name the work can become edges
 			}
-			var arxivArg any
-			if okArxiv {
-				arxivArg = arxiv
+			if !okArxiv {
+				arxiv = ""
 			}
-			if _, err := tx.Exec(ctx, `
-				INSERT INTO paper_citations (citing_paper_id, cited_paper_id, cited_doi, cited_arxiv_id, context, source, cited_key)
-				VALUES ($1, (SELECT id FROM papers WHERE ($2 <> '' AND doi = $2) OR ($3::text IS NOT NULL AND arxiv_id = $3) LIMIT 1),
-				        nullif($2, ''), $3, $4, 'pdf', $5)
-				ON CONFLICT (citing_paper_id, cited_key) DO NOTHING`,
-				args.PaperID, doi, arxivArg, truncate(clean(ref.Text), 4000), key); err != nil {
-				return fmt.Errorf("ingest: store citation: %w", err)
+			c := papers.CitationParams{DOI: doi, ArxivID: arxiv, Context: truncate(clean(ref.Text), 4000), Key: key}
+			if err := papers.AddCitationTx(ctx, tx, args.PaperID, c); err != nil {
+				return fmt.Errorf("ingest: %w", err)
 			}
 		}
 		// What the PDF says about itself fills the placeholder fields of the owner's
-		// own upload, when no other paper already holds the identifier. A shared
-		// paper keeps what its sources say, and a private version of one keeps the
-		// title copied from it and leaves the identifiers to it.
-		title := strings.Join(strings.Fields(clean(doc.Title)), " ")
-		doi := papers.NormalizeDOI(doc.DOI)
+		// own upload, when no other paper already holds the identifier.
 		arxiv, version, _ := papers.NormalizeArxivID(doc.ArXivID)
-		var versionArg any
-		if version > 0 {
-			versionArg = version
-		}
-		_, err = tx.Exec(ctx, `
-			UPDATE papers p SET
-			  title = CASE WHEN $2 <> '' AND NOT p.metadata ? 'version_of' THEN left($2, 1000) ELSE p.title END,
-			  doi = CASE WHEN p.doi IS NULL AND NOT p.metadata ? 'version_of' AND $3 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.doi = $3) THEN $3 ELSE p.doi END,
-			  arxiv_id = CASE WHEN p.arxiv_id IS NULL AND NOT p.metadata ? 'version_of' AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $4 ELSE p.arxiv_id END,
-			  arxiv_version = CASE WHEN p.arxiv_id IS NULL AND NOT p.metadata ? 'version_of' AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $5::int ELSE p.arxiv_version END,
-			  metadata = jsonb_set(p.metadata, '{upload,state}', '"ready"'),
-			  updated_at = now()
-			WHERE p.id = $1 AND p.source = 'upload' AND p.visibility = 'private' AND p.metadata ? 'upload'`, args.PaperID, title, doi, arxiv, versionArg)
-		if err != nil {
-			return fmt.Errorf("ingest: update paper: %w", err)
+		facts := papers.PDFFacts{Title: strings.Join(strings.Fields(clean(doc.Title)), " "),
+			DOI: papers.NormalizeDOI(doc.DOI), ArxivID: arxiv, ArxivVersion: version}
+		if err := papers.ApplyPDFTx(ctx, tx, args.PaperID, facts); err != nil {
+			return fmt.Errorf("ingest: %w", err)
 		}
 		return nil
 	})

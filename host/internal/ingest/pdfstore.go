@@ -15,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lectern-research/lectern/host/internal/papers"
 )
 
 // Store keeps the PDFs, content-addressed under dir (LECTERN_DATA_DIR/pdfs).
@@ -157,12 +159,6 @@ func lockDigestTx(ctx context.Context, tx pgx.Tx, sum string) error {
 	return nil
 }
 
-// referencedSQL says whether any paper still refers to the PDF with digest $1: an
-// upload waiting for its job, a download recorded by an earlier version, or a text
-// read from it.
-const referencedSQL = `SELECT EXISTS (SELECT 1 FROM papers WHERE metadata->'upload'->>'sha256' = $1 OR metadata->'download'->>'sha256' = $1)
-	OR EXISTS (SELECT 1 FROM paper_texts WHERE sha256 = decode($1, 'hex'))`
-
 // Release removes the PDF with this digest unless a paper still refers to it: the
 // cleanup after an upload whose transaction failed, or whose PDF could not be read.
 func (s *Store) Release(ctx context.Context, pool *pgxpool.Pool, sum string) error {
@@ -173,8 +169,8 @@ func (s *Store) Release(ctx context.Context, pool *pgxpool.Pool, sum string) err
 		if err := lockDigestTx(ctx, tx, sum); err != nil {
 			return err
 		}
-		var used bool
-		if err := tx.QueryRow(ctx, referencedSQL, sum).Scan(&used); err != nil {
+		used, err := papers.PDFReferencedTx(ctx, tx, sum)
+		if err != nil {
 			return fmt.Errorf("ingest: release PDF: %w", err)
 		}
 		if used {

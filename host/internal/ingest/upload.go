@@ -263,81 +263,31 @@ func (a *API) release(ctx context.Context, sum string) {
 }
 
 // findCopyTx finds the paper user should get for a PDF with digest sum instead of
-// a new one, and makes sure it is in their library: first a paper of their own
-// library read from (or waiting for) that PDF, then a paper of the shared corpus
-// (public or instance-level) whose text was read from it. Someone else's private
-// upload never matches, so a digest reveals nothing. Call it after KeepTx (or
-// lockDigestTx), so two uploads of one PDF cannot both miss. Not found is
-// papers.ErrNotFound.
+// a new one, and makes sure it is in their library (papers.FindCopyTx). Call it
+// after KeepTx (or lockDigestTx), so two uploads of one PDF cannot both miss. Not
+// found is papers.ErrNotFound.
 func findCopyTx(ctx context.Context, tx pgx.Tx, user uuid.UUID, sum string) (uuid.UUID, error) {
-	var id uuid.UUID
-	err := tx.QueryRow(ctx, `
-		SELECT p.id FROM user_library ul JOIN papers p ON p.id = ul.paper_id
-		  LEFT JOIN paper_texts t ON t.paper_id = p.id
-		 WHERE ul.user_id = $1 AND (t.sha256 = decode($2, 'hex') OR p.metadata->'upload'->>'sha256' = $2)
-		 ORDER BY ul.added_at, p.id LIMIT 1`, user, sum).Scan(&id)
-	if err == nil {
-		return id, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return uuid.Nil, fmt.Errorf("ingest: find copy: %w", err)
-	}
-	err = tx.QueryRow(ctx, `
-		SELECT p.id FROM papers p JOIN paper_texts t ON t.paper_id = p.id
-		 WHERE t.sha256 = decode($1, 'hex') AND (p.visibility = 'public' OR p.discovered_by IS NULL)
-		 ORDER BY p.discovered_at, p.id LIMIT 1`, sum).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return uuid.Nil, papers.ErrNotFound
-	}
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("ingest: find copy: %w", err)
-	}
-	if err := papers.AddToLibraryTx(ctx, tx, user, id, "upload"); err != nil {
-		return uuid.Nil, err
-	}
-	return id, nil
+	return papers.FindCopyTx(ctx, tx, user, sum)
 }
 
 // CreateUploadTx creates the paper of a user's own PDF, private to them, and puts it
 // into their library, in the caller's transaction.
 func CreateUploadTx(ctx context.Context, tx pgx.Tx, user uuid.UUID, title, filename, sum string, size int64) (uuid.UUID, error) {
-	var id uuid.UUID
-	err := tx.QueryRow(ctx, `
-		INSERT INTO papers (title, source, discovered_by, visibility, metadata)
-		VALUES ($1, 'upload', $2, 'private', jsonb_build_object('upload', jsonb_build_object(
-		        'sha256', $3::text, 'filename', $4::text, 'bytes', $5::bigint, 'state', 'pending')))
-		RETURNING id`, title, user, sum, clean(strings.ToValidUTF8(filename, "")), size).Scan(&id)
+	id, err := papers.CreateUploadTx(ctx, tx, user, papers.UploadParams{
+		Title: title, Filename: clean(strings.ToValidUTF8(filename, "")), SHA256: sum, Size: size})
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("ingest: create paper: %w", err)
-	}
-	if err := papers.AddToLibraryTx(ctx, tx, user, id, "upload"); err != nil {
-		return uuid.Nil, err
+		return uuid.Nil, fmt.Errorf("ingest: %w", err)
 	}
 	return id, nil
 }
 
 // CreateVersionTx creates user's own private version of the shared paper original,
-// to be read from a PDF they chose (link, digest sum): its bibliographic fields are
-// copied from the original, its identifiers are not (they stay the original's),
-// metadata.version_of names the original, and the link is recorded here, never on
-// the shared row. The version goes into user's library, in the caller's transaction.
+// to be read from a PDF they chose (papers.CreateVersionTx), in the caller's
+// transaction.
 func CreateVersionTx(ctx context.Context, tx pgx.Tx, user, original uuid.UUID, link, sum string, size int64) (uuid.UUID, error) {
-	var id uuid.UUID
-	err := tx.QueryRow(ctx, `
-		INSERT INTO papers (title, authors, abstract, publication_date, publication_date_precision, venue, url,
-		                    source, discovered_by, visibility, metadata)
-		SELECT o.title, o.authors, o.abstract, o.publication_date, o.publication_date_precision, o.venue, o.url,
-		       'upload', $2, 'private', jsonb_build_object(
-		         'version_of', o.id::text,
-		         'download', jsonb_build_object('url', $3::text, 'sha256', $4::text, 'bytes', $5::bigint),
-		         'upload', jsonb_build_object('sha256', $4::text, 'bytes', $5::bigint, 'state', 'pending'))
-		  FROM papers o WHERE o.id = $1
-		RETURNING id`, original, user, link, sum, size).Scan(&id)
+	id, err := papers.CreateVersionTx(ctx, tx, user, original, link, sum, size)
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("ingest: create private version: %w", err)
-	}
-	if err := papers.AddToLibraryTx(ctx, tx, user, id, "manual_save"); err != nil {
-		return uuid.Nil, err
+		return uuid.Nil, fmt.Errorf("ingest: %w", err)
 	}
 	return id, nil
 }

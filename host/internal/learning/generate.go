@@ -78,36 +78,29 @@ func (w *GenerateWorker) Work(ctx context.Context, job *river.Job[GenerateArgs])
 		args.MaxCards = 5
 	}
 	var ok bool
-	if err := w.Pool.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM decks WHERE id = $2 AND user_id = $1)
-		   AND EXISTS (SELECT 1 FROM papers p WHERE p.id = $3 AND `+papers.VisibleSQL+`)`, owner, args.DeckID, args.PaperID).Scan(&ok); err != nil {
+	if err := w.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM decks WHERE id = $2 AND user_id = $1)`,
+		owner, args.DeckID).Scan(&ok); err != nil {
+		return fmt.Errorf("learning: generate: %w", err)
+	}
+	paperStore := papers.New(w.Pool)
+	title, abstract, err := paperStore.VisibleTitle(ctx, owner, args.PaperID)
+	if errors.Is(err, papers.ErrNotFound) {
+		ok = false
+	} else if err != nil {
 		return fmt.Errorf("learning: generate: %w", err)
 	}
 	if !ok {
 		return jobs.NewPublicError("not_found", "The paper or the deck was not found.", nil)
 	}
-	var title string
-	if err := w.Pool.QueryRow(ctx, `SELECT title FROM papers WHERE id = $1`, args.PaperID).Scan(&title); err != nil {
-		return fmt.Errorf("learning: generate: %w", err)
-	}
-	rows, err := w.Pool.Query(ctx, `
-		SELECT id, page_start, content FROM paper_chunks
-		 WHERE paper_id = $1 AND coalesce(lower(section), '') NOT IN ('references', 'bibliography', 'acknowledgements', 'acknowledgments')
-		 ORDER BY chunk_index`, args.PaperID)
+	body, err := paperStore.BodyPassages(ctx, args.PaperID, 0)
 	if err != nil {
 		return fmt.Errorf("learning: generate: %w", err)
 	}
-	chunks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Passage, error) {
-		var p Passage
-		err := r.Scan(&p.ChunkID, &p.Page, &p.Text)
-		return p, err
-	})
-	if err != nil {
-		return fmt.Errorf("learning: generate: %w", err)
+	var chunks []Passage
+	for _, p := range body {
+		chunks = append(chunks, Passage{ChunkID: p.ChunkID, Page: p.PageStart, Text: p.Text})
 	}
 	if len(chunks) == 0 {
-		var abstract string
-		_ = w.Pool.QueryRow(ctx, `SELECT coalesce(abstract, '') FROM papers WHERE id = $1`, args.PaperID).Scan(&abstract)
 		if abstract == "" {
 			return jobs.NewPublicError("no_text", "The paper has no text yet: upload its PDF first.", nil)
 		}

@@ -80,12 +80,9 @@ func viewPredicate(view, scope string) (string, error) {
 
 // visiblePredicate says whether the caller may see paper p: it is public, or came
 // from an instance-level feed (discovered_by NULL, SPEC rule 4), or is in the caller's
-// library. A paper's discoverer gains nothing from that alone.
-const visiblePredicate = VisibleSQL
-
-// VisibleSQL is the visibility predicate for other packages' queries: p is papers
-// and $1 the caller's user id.
-const VisibleSQL = `(p.visibility = 'public' OR p.discovered_by IS NULL OR EXISTS (
+// library. A paper's discoverer gains nothing from that alone. Other packages never
+// see this fragment: they call Visible, VisibleIDs and the Visible... reads.
+const visiblePredicate = `(p.visibility = 'public' OR p.discovered_by IS NULL OR EXISTS (
 	SELECT 1 FROM user_library vl WHERE vl.user_id = $1 AND vl.paper_id = p.id))`
 
 // ExclusionPredicate is the one canonical exclusion of Pulse and the recommender: a

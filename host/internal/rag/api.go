@@ -166,9 +166,7 @@ func paperID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
 
 // visible reports whether the caller may see the paper.
 func (a *API) visible(w http.ResponseWriter, r *http.Request, id uuid.UUID) bool {
-	var ok bool
-	err := a.svc.Pool.QueryRow(r.Context(), `SELECT EXISTS (SELECT 1 FROM papers p WHERE p.id = $2 AND `+papers.VisibleSQL+`)`,
-		auth.CallerFrom(r.Context()).UserID, id).Scan(&ok)
+	ok, err := papers.New(a.svc.Pool).Visible(r.Context(), auth.CallerFrom(r.Context()).UserID, id)
 	if err != nil {
 		respond.Err(w, r, respond.Internal(err))
 		return false

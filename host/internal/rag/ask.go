@@ -10,7 +10,6 @@ package rag
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,11 +19,11 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/projects"
 	"github.com/lectern-research/lectern/host/internal/quote"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/sdk/llm"
@@ -192,9 +191,7 @@ func (s *Service) Ask(ctx context.Context, userID uuid.UUID, q Question, token T
 		if err != nil {
 			return nil, err
 		}
-		if docs, err = s.documents(ctx, userID, passages); err != nil {
-			return nil, err
-		}
+		docs = documents(passages)
 	}
 	if len(docs) == 0 {
 		if err := token(NoContext); err != nil {
@@ -325,94 +322,42 @@ func modelFailure(err error) string {
 // the corpus scope (every paper the asker may see). A project or paper the asker
 // cannot see is ErrNotFound, whoever owns it.
 func (s *Service) scopePapers(ctx context.Context, userID uuid.UUID, q Question) (ids []uuid.UUID, restricted bool, err error) {
-	var rows pgx.Rows
 	switch q.Scope {
 	case ScopeCorpus:
 		return nil, false, nil
 	case ScopeLibrary:
-		rows, err = s.Pool.Query(ctx, `SELECT paper_id FROM user_library WHERE user_id = $1`, userID)
+		ids, err = papers.New(s.Pool).LibraryIDs(ctx, userID)
 	case ScopeProject:
-		var ok bool
-		if err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projects WHERE id = $2 AND user_id = $1)`, userID, q.ProjectID).Scan(&ok); err != nil {
-			return nil, true, fmt.Errorf("rag: scope: %w", err)
-		}
-		if !ok {
+		ids, err = projects.PaperIDs(ctx, s.Pool, userID, q.ProjectID)
+		if errors.Is(err, projects.ErrNotFound) {
 			return nil, true, ErrNotFound
 		}
-		rows, err = s.Pool.Query(ctx, `SELECT paper_id FROM project_papers WHERE project_id = $2 AND user_id = $1`, userID, q.ProjectID)
 	case ScopePapers:
 		want := slices.Compact(slices.SortedFunc(slices.Values(q.PaperIDs), func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) }))
-		rows, err = s.Pool.Query(ctx, `SELECT p.id FROM papers p WHERE p.id = ANY($2) AND `+papers.VisibleSQL, userID, want)
-		if err != nil {
-			return nil, true, fmt.Errorf("rag: scope: %w", err)
-		}
-		ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-		if err != nil {
-			return nil, true, fmt.Errorf("rag: scope: %w", err)
-		}
-		if len(ids) != len(want) {
+		ids, err = papers.New(s.Pool).VisibleIDs(ctx, userID, want)
+		if err == nil && len(ids) != len(want) {
 			return nil, true, ErrNotFound
 		}
-		return ids, true, nil
 	}
-	if err != nil {
-		return nil, true, fmt.Errorf("rag: scope: %w", err)
-	}
-	ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
 		return nil, true, fmt.Errorf("rag: scope: %w", err)
 	}
 	return ids, true, nil
 }
 
-// documents reads the passages in full, again only from papers userID may see,
-// and numbers them S1, S2, ... in rank order.
-func (s *Service) documents(ctx context.Context, userID uuid.UUID, passages []retrieve.Passage) ([]document, error) {
-	if len(passages) == 0 {
-		return nil, nil
-	}
-	ids := make([]uuid.UUID, len(passages))
-	for i, p := range passages {
-		ids[i] = p.ChunkID
-	}
-	rows, err := s.Pool.Query(ctx, `
-		SELECT c.id, c.paper_id, p.title, p.authors, coalesce(c.section, ''), c.page_start, c.page_end,
-		       c.content, c.char_start, coalesce(t.page_offsets, '{}')
-		  FROM paper_chunks c JOIN papers p ON p.id = c.paper_id
-		  LEFT JOIN paper_texts t ON t.paper_id = c.paper_id
-		 WHERE c.id = ANY($2) AND `+papers.VisibleSQL, userID, ids)
-	if err != nil {
-		return nil, fmt.Errorf("rag: passages: %w", err)
-	}
-	byID := map[uuid.UUID]document{}
-	for rows.Next() {
-		var d document
-		var authors []byte
-		if err := rows.Scan(&d.chunkID, &d.paperID, &d.Title, &authors, &d.Section, &d.Page, &d.pageEnd,
-			&d.Text, &d.charStart, &d.pageStarts); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("rag: passages: %w", err)
-		}
-		var list []papers.Author
-		_ = json.Unmarshal(authors, &list)
-		d.authors = []string{}
-		for _, a := range list {
-			d.authors = append(d.authors, a.Name)
-		}
-		d.PaperID = d.paperID.String()
-		byID[d.chunkID] = d
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("rag: passages: %w", err)
-	}
+// documents numbers the passages S1, S2, ... in rank order. They come in full
+// from Retriever.SearchQuestion, which read them only from papers userID may see.
+func documents(passages []retrieve.Passage) []document {
 	out := make([]document, 0, len(passages))
 	for _, p := range passages {
-		if d, ok := byID[p.ChunkID]; ok {
-			d.ID = "S" + strconv.Itoa(len(out)+1)
-			out = append(out, d)
-		}
+		out = append(out, document{
+			Document: llm.Document{ID: "S" + strconv.Itoa(len(out)+1), PaperID: p.PaperID.String(), Title: p.Title,
+				Section: p.Section, Page: p.PageStart, Text: p.Text},
+			chunkID: p.ChunkID, paperID: p.PaperID, authors: p.Authors, pageEnd: p.PageEnd,
+			charStart: p.CharStart, pageStarts: p.PageStarts,
+		})
 	}
-	return out, nil
+	return out
 }
 
 var (

@@ -227,11 +227,18 @@ func entityNames(it Item) []string {
 // none or they cannot see the paper.
 func (s *Service) Extraction(ctx context.Context, userID, paperID uuid.UUID) (*Extraction, error) {
 	x := &Extraction{PaperID: paperID, Items: []Item{}}
+	visible, err := papers.New(s.Pool).Visible(ctx, userID, paperID)
+	if err != nil {
+		return nil, fmt.Errorf("rag: read extraction: %w", err)
+	}
+	if !visible {
+		return nil, ErrNotFound
+	}
 	var id uuid.UUID
-	err := s.Pool.QueryRow(ctx, `
+	err = s.Pool.QueryRow(ctx, `
 		SELECT e.id, e.model, e.prompt_version, e.method, e.source, e.updated_at
-		  FROM paper_extractions e JOIN papers p ON p.id = e.paper_id
-		 WHERE e.user_id = $1 AND e.paper_id = $2 AND e.template = 'default' AND `+papers.VisibleSQL,
+		  FROM paper_extractions e
+		 WHERE e.user_id = $1 AND e.paper_id = $2 AND e.template = 'default'`,
 		userID, paperID).Scan(&id, &x.Model, &x.PromptVersion, &x.Method, &x.Source, &x.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound

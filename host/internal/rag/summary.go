@@ -171,15 +171,21 @@ func method(resp *llm.ChatResponse) string {
 // summary returns the paper's summary by model (any model when model is ""),
 // newest first, if userID may see the paper; ErrNotFound otherwise.
 func (s *Service) summary(ctx context.Context, userID, paperID uuid.UUID, model string) (*Summary, error) {
+	visible, err := papers.New(s.Pool).Visible(ctx, userID, paperID)
+	if err != nil {
+		return nil, fmt.Errorf("rag: read summary: %w", err)
+	}
+	if !visible {
+		return nil, ErrNotFound
+	}
 	var sum Summary
 	var findings []byte
-	err := s.Pool.QueryRow(ctx, `
+	err = s.Pool.QueryRow(ctx, `
 		SELECT s.paper_id, s.model, s.prompt_version, s.method, s.source, s.tldr, s.summary, s.key_findings,
 		       s.confidence, s.created_at
-		  FROM paper_summaries s JOIN papers p ON p.id = s.paper_id
-		 WHERE s.paper_id = $2 AND `+papers.VisibleSQL+`
-		   AND ($3 = '' OR s.model = $3) AND s.prompt_version = $4
-		 ORDER BY s.created_at DESC LIMIT 1`, userID, paperID, model, SummaryPromptVersion).
+		  FROM paper_summaries s
+		 WHERE s.paper_id = $1 AND ($2 = '' OR s.model = $2) AND s.prompt_version = $3
+		 ORDER BY s.created_at DESC LIMIT 1`, paperID, model, SummaryPromptVersion).
 		Scan(&sum.PaperID, &sum.Model, &sum.PromptVersion, &sum.Method, &sum.Source, &sum.TLDR, &sum.Summary,
 			&findings, &sum.Confidence, &sum.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {

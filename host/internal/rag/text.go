@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
@@ -46,53 +45,32 @@ var errNoText = jobs.NewPublicError("no_text", "The paper has no text yet and no
 
 // loadText reads the paper userID asks about, if they may see it.
 func (s *Service) loadText(ctx context.Context, userID, paperID uuid.UUID) (*paperText, error) {
-	var pt paperText
-	var abstract, content *string
-	err := s.Pool.QueryRow(ctx, `
-		SELECT p.title, p.abstract, t.content, coalesce(t.page_offsets, '{}')
-		  FROM papers p LEFT JOIN paper_texts t ON t.paper_id = p.id
-		 WHERE p.id = $2 AND `+papers.VisibleSQL, userID, paperID).Scan(&pt.title, &abstract, &content, &pt.pageStarts)
-	if errors.Is(err, pgx.ErrNoRows) {
+	store := papers.New(s.Pool)
+	t, err := store.VisibleText(ctx, userID, paperID)
+	if errors.Is(err, papers.ErrNotFound) {
 		return nil, jobs.NewPublicError("not_found", "The paper was not found.", nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rag: read paper: %w", err)
 	}
-	if content != nil && *content != "" {
-		pt.source, pt.text = SourceFullText, *content
-		rows, err := s.Pool.Query(ctx, `
-			SELECT coalesce(section, ''), page_start, content FROM paper_chunks
-			 WHERE paper_id = $1
-			   AND coalesce(lower(section), '') NOT IN ('references', 'bibliography', 'acknowledgements', 'acknowledgments')
-			 ORDER BY chunk_index`, paperID)
+	pt := paperText{title: t.Title, pageStarts: t.PageStarts}
+	if t.Content != "" {
+		pt.source, pt.text = SourceFullText, t.Content
+		passages, err := store.BodyPassages(ctx, paperID, maxDocumentChars)
 		if err != nil {
 			return nil, fmt.Errorf("rag: read passages: %w", err)
 		}
-		total := 0
-		for rows.Next() {
-			var d llm.Document
-			if err := rows.Scan(&d.Section, &d.Page, &d.Text); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("rag: read passages: %w", err)
-			}
-			if total+len(d.Text) > maxDocumentChars && len(pt.docs) > 0 {
-				rows.Close()
-				break
-			}
-			total += len(d.Text)
-			d.ID, d.PaperID, d.Title = "S"+strconv.Itoa(len(pt.docs)+1), paperID.String(), pt.title
-			pt.docs = append(pt.docs, d)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("rag: read passages: %w", err)
+		for _, p := range passages {
+			pt.docs = append(pt.docs, llm.Document{ID: "S" + strconv.Itoa(len(pt.docs)+1), PaperID: paperID.String(),
+				Title: pt.title, Section: p.Section, Page: p.PageStart, Text: p.Text})
 		}
 	}
 	if len(pt.docs) == 0 {
-		if abstract == nil || *abstract == "" {
+		if t.Abstract == "" {
 			return nil, errNoText
 		}
-		pt.source, pt.text, pt.pageStarts = SourceAbstract, *abstract, nil
-		pt.docs = []llm.Document{{ID: "S1", PaperID: paperID.String(), Title: pt.title, Section: "Abstract", Text: *abstract}}
+		pt.source, pt.text, pt.pageStarts = SourceAbstract, t.Abstract, nil
+		pt.docs = []llm.Document{{ID: "S1", PaperID: paperID.String(), Title: pt.title, Section: "Abstract", Text: t.Abstract}}
 	}
 	pt.verifier = quote.NewIndex(pt.text)
 	return &pt, nil

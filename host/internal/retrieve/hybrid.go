@@ -8,7 +8,6 @@ import (
 	"unicode"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
@@ -44,9 +43,36 @@ func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, pape
 // SearchQuestion is Search for a question in plain words: its lexical ranking
 // matches passages holding any of the question's words (a search query's
 // matches must hold all of them), and the vector ranking reads the question as
-// it is.
+// it is. The passages come back in full (Authors, Text, CharStart, PageStarts),
+// read again only from papers userID may see, so a question's answer needs no
+// other read.
 func (r *Retriever) SearchQuestion(ctx context.Context, userID uuid.UUID, question string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
-	return r.search(ctx, userID, AnyWords(question), question, paperIDs, limit)
+	ranked, err := r.search(ctx, userID, AnyWords(question), question, paperIDs, limit)
+	if err != nil || len(ranked) == 0 {
+		return ranked, err
+	}
+	ids := make([]uuid.UUID, len(ranked))
+	for i, p := range ranked {
+		ids[i] = p.ChunkID
+	}
+	full, err := papers.New(r.pool).VisiblePassageTexts(ctx, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: passages: %w", err)
+	}
+	byID := make(map[uuid.UUID]papers.Passage, len(full))
+	for _, p := range full {
+		byID[p.ChunkID] = p
+	}
+	out := make([]Passage, 0, len(ranked))
+	for _, p := range ranked {
+		f, ok := byID[p.ChunkID]
+		if !ok {
+			continue
+		}
+		p.Authors, p.Text, p.CharStart, p.PageStarts = f.Authors, f.Text, f.CharStart, f.PageStarts
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // AnyWords turns text into a web-search query that matches any of its words.
@@ -118,26 +144,13 @@ func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vector
 	for i, h := range hits {
 		ids[i] = h.ChunkID
 	}
-	rows, err := r.pool.Query(ctx, `
-		SELECT c.id, c.paper_id, p.title, coalesce(c.section, ''), c.page_start, c.page_end,
-		       left(c.content, 280)
-		  FROM paper_chunks c JOIN papers p ON p.id = c.paper_id
-		 WHERE c.id = ANY($2) AND `+papers.VisibleSQL, userID, ids)
-	if err != nil {
-		return nil, fmt.Errorf("retrieve: vector hits: %w", err)
-	}
-	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Passage, error) {
-		var p Passage
-		err := row.Scan(&p.ChunkID, &p.PaperID, &p.Title, &p.Section, &p.PageStart, &p.PageEnd, &p.Snippet)
-		p.Snippet = strings.Join(strings.Fields(p.Snippet), " ")
-		return p, err
-	})
+	found, err := papers.New(r.pool).VisiblePassages(ctx, userID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: vector hits: %w", err)
 	}
 	byID := make(map[uuid.UUID]Passage, len(found))
 	for _, p := range found {
-		byID[p.ChunkID] = p
+		byID[p.ChunkID] = passage(p)
 	}
 	out := make([]Passage, 0, n)
 	for _, h := range hits {

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
@@ -29,6 +28,20 @@ type Passage struct {
 	PageEnd   int       `json:"page_end"`
 	Score     float64   `json:"score"`
 	Snippet   string    `json:"snippet"`
+
+	// SearchQuestion also returns each passage in full: the paper's authors, the
+	// passage's text, where it starts in the paper's text and where its pages start.
+	Authors    []string `json:"-"`
+	Text       string   `json:"-"`
+	CharStart  int      `json:"-"`
+	PageStarts []int    `json:"-"`
+}
+
+// passage is a retrieve.Passage from the papers area's.
+func passage(p papers.Passage) Passage {
+	return Passage{ChunkID: p.ChunkID, PaperID: p.PaperID, Title: p.Title, Section: p.Section,
+		PageStart: p.PageStart, PageEnd: p.PageEnd, Score: p.Score, Snippet: p.Snippet,
+		Authors: p.Authors, Text: p.Text, CharStart: p.CharStart, PageStarts: p.PageStarts}
 }
 
 // lexicalCandidates caps the matching passages Lexical ranks (see there); the
@@ -39,44 +52,19 @@ const lexicalCandidates = 1000
 // userID may see, restricted to paperIDs when given (which never grants access to
 // more).
 func Lexical(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, q string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
-	var only any
-	if len(paperIDs) > 0 {
-		only = paperIDs
-	}
 	// Ranking reads every matching passage's tsvector: about 2 ms for a selective
 	// query, but most of a second at 100k passages when the words are common. So
 	// the passages that match and that the caller may see are capped at
 	// lexicalCandidates (in index order) before they are ranked; for a common-word
 	// question the vector ranking, fused in Retriever.Search, carries the order.
-	rows, err := pool.Query(ctx, `
-		WITH cand AS MATERIALIZED (
-		    SELECT c.id
-		      FROM paper_chunks c JOIN papers p ON p.id = c.paper_id
-		     WHERE c.search_vector @@ websearch_to_tsquery('english', $2) AND `+papers.VisibleSQL+`
-		       AND ($3::uuid[] IS NULL OR c.paper_id = ANY($3))
-		     LIMIT $5)
-		SELECT c.id, c.paper_id, p.title, coalesce(c.section, ''), c.page_start, c.page_end,
-		       ts_rank_cd(c.search_vector, q) AS score,
-		       ts_headline('english', c.content, q, 'MaxFragments=1, MaxWords=35, MinWords=12, StartSel=«, StopSel=»')
-		  FROM cand JOIN paper_chunks c ON c.id = cand.id
-		  JOIN papers p ON p.id = c.paper_id,
-		       websearch_to_tsquery('english', $2) q
-		 ORDER BY score DESC, c.paper_id, c.chunk_index
-		 LIMIT $4`, userID, q, only, limit, lexicalCandidates)
+	found, err := papers.New(pool).SearchPassages(ctx, userID, papers.SearchParams{
+		Query: q, PaperIDs: paperIDs, Limit: limit, Candidates: lexicalCandidates})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: search: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Passage, error) {
-		var p Passage
-		err := r.Scan(&p.ChunkID, &p.PaperID, &p.Title, &p.Section, &p.PageStart, &p.PageEnd, &p.Score, &p.Snippet)
-		p.Snippet = strings.Join(strings.Fields(p.Snippet), " ")
-		return p, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("retrieve: search: %w", err)
-	}
-	if out == nil {
-		out = []Passage{}
+	out := make([]Passage, len(found))
+	for i, p := range found {
+		out[i] = passage(p)
 	}
 	return out, nil
 }

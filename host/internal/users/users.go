@@ -236,10 +236,15 @@ type PurgeResult struct {
 	AuditScrubbed int64
 }
 
+// PurgeTxFunc deletes, in the purge's transaction, what the purged users leave
+// behind that foreign keys would not delete right (papers.DeletePrivateOfUsersTx:
+// a private paper would otherwise lose its discoverer and become everyone's).
+type PurgeTxFunc func(ctx context.Context, tx pgx.Tx, userIDs []uuid.UUID) error
+
 // Purge hard-deletes accounts soft-deleted before now minus retention, with every row
-// they own (foreign keys cascade), and scrubs their audit entries, in one
-// transaction (SPEC "Events" 3).
-func Purge(ctx context.Context, pool *pgxpool.Pool, now time.Time, retention time.Duration) (PurgeResult, error) {
+// they own (foreign keys cascade, and leftovers, which other areas own, are deleted by
+// leftoversTx), and scrubs their audit entries, in one transaction (SPEC "Events" 3).
+func Purge(ctx context.Context, pool *pgxpool.Pool, now time.Time, retention time.Duration, leftoversTx PurgeTxFunc) (PurgeResult, error) {
 	var res PurgeResult
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx,
@@ -254,13 +259,7 @@ func Purge(ctx context.Context, pool *pgxpool.Pool, now time.Time, retention tim
 		if res.AuditScrubbed, err = audit.ScrubUsersTx(ctx, tx, ids); err != nil {
 			return err
 		}
-		// A private paper the user brought in and nobody else keeps goes with them;
-		// otherwise discovered_by would fall to NULL and publish it to every user.
-		if _, err := tx.Exec(ctx, `
-			DELETE FROM papers p
-			 WHERE p.discovered_by = ANY($1) AND p.visibility = 'private'
-			   AND NOT EXISTS (SELECT 1 FROM user_library ul
-			                    WHERE ul.paper_id = p.id AND NOT (ul.user_id = ANY($1)))`, ids); err != nil {
+		if err := leftoversTx(ctx, tx, ids); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `DELETE FROM users WHERE id = ANY($1)`, ids)

@@ -1,0 +1,175 @@
+package papers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// A paper's text (paper_texts) and its passages (paper_chunks) are written once per
+// PDF read, in the ingest job's transaction: SaveTextTx replaces both.
+
+// Text is a paper's text as one user reads it: its title and abstract, and the text
+// read from its PDF ("" when none was) with the offset of each page.
+type Text struct {
+	Title      string
+	Abstract   string
+	Content    string
+	PageStarts []int
+}
+
+// VisibleText returns the text of a paper userID may see; ErrNotFound otherwise.
+func (st *Store) VisibleText(ctx context.Context, userID, paperID uuid.UUID) (Text, error) {
+	var t Text
+	err := st.pool.QueryRow(ctx, `
+		SELECT p.title, coalesce(p.abstract, ''), coalesce(t.content, ''), coalesce(t.page_offsets, '{}')
+		  FROM papers p LEFT JOIN paper_texts t ON t.paper_id = p.id
+		 WHERE p.id = $2 AND `+visiblePredicate, userID, paperID).Scan(&t.Title, &t.Abstract, &t.Content, &t.PageStarts)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Text{}, ErrNotFound
+	}
+	if err != nil {
+		return Text{}, fmt.Errorf("papers: read text: %w", err)
+	}
+	return t, nil
+}
+
+// TextLock is what LockForTextTx finds on a paper about to get a PDF's text.
+type TextLock struct {
+	// SHA256 is the digest of the PDF its text was read from; nil when it has none.
+	SHA256 []byte
+	// Shared: anyone but the reader can read the paper (public, instance-level,
+	// someone else's, or in someone else's library).
+	Shared bool
+}
+
+// LockForTextTx locks the paper's row in the caller's transaction and says whether
+// it has text and who else reads it, for owner. A missing paper is ErrNotFound.
+func LockForTextTx(ctx context.Context, tx pgx.Tx, paperID, owner uuid.UUID) (TextLock, error) {
+	var l TextLock
+	err := tx.QueryRow(ctx, `
+		SELECT t.sha256, (p.visibility = 'public' OR p.discovered_by IS DISTINCT FROM $2
+		       OR EXISTS (SELECT 1 FROM user_library ul WHERE ul.paper_id = p.id AND ul.user_id <> $2))
+		  FROM papers p LEFT JOIN paper_texts t ON t.paper_id = p.id
+		 WHERE p.id = $1 FOR UPDATE OF p`, paperID, owner).Scan(&l.SHA256, &l.Shared)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return TextLock{}, ErrNotFound
+	}
+	if err != nil {
+		return TextLock{}, fmt.Errorf("papers: lock for text: %w", err)
+	}
+	return l, nil
+}
+
+// TextParams are a paper's text as read from a PDF.
+type TextParams struct {
+	Extractor   string
+	Content     string
+	PageOffsets []int32
+	SHA256      []byte
+}
+
+// ChunkParams are one passage of a paper's text.
+type ChunkParams struct {
+	ID                 uuid.UUID
+	Index              int
+	Section            string // "" for none
+	Text               string
+	PageStart, PageEnd int
+	CharStart, CharEnd int
+	Tokens             int
+}
+
+// SaveTextTx replaces the paper's text and passages, in the caller's transaction.
+func SaveTextTx(ctx context.Context, tx pgx.Tx, paperID uuid.UUID, text TextParams, chunks []ChunkParams) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM paper_chunks WHERE paper_id = $1`, paperID); err != nil {
+		return fmt.Errorf("papers: save text: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO paper_texts (paper_id, extractor, content, page_offsets, page_count, sha256)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (paper_id) DO UPDATE SET extractor = EXCLUDED.extractor, content = EXCLUDED.content,
+		      page_offsets = EXCLUDED.page_offsets, page_count = EXCLUDED.page_count, sha256 = EXCLUDED.sha256,
+		      extracted_at = now()`, paperID, text.Extractor, text.Content, text.PageOffsets, len(text.PageOffsets), text.SHA256); err != nil {
+		return fmt.Errorf("papers: save text: %w", err)
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"paper_chunks"},
+		[]string{"id", "paper_id", "chunk_index", "section", "content", "page_start", "page_end", "char_start", "char_end", "token_count"},
+		pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
+			c := chunks[i]
+			var section any
+			if c.Section != "" {
+				section = c.Section
+			}
+			return []any{c.ID, paperID, c.Index, section, c.Text, c.PageStart, c.PageEnd, c.CharStart, c.CharEnd, c.Tokens}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("papers: store chunks: %w", err)
+	}
+	return nil
+}
+
+// PDFFacts are what a PDF says about itself, normalized.
+type PDFFacts struct {
+	Title        string
+	DOI          string
+	ArxivID      string
+	ArxivVersion int // 0 when unknown
+}
+
+// ApplyPDFTx fills the placeholder fields of an upload's own private paper with
+// what its PDF says, when no other paper already holds the identifier, and marks
+// the upload ready. A shared paper keeps what its sources say, and a private
+// version of one keeps the title copied from it and leaves the identifiers to it.
+func ApplyPDFTx(ctx context.Context, tx Querier, paperID uuid.UUID, f PDFFacts) error {
+	var version any
+	if f.ArxivVersion > 0 {
+		version = f.ArxivVersion
+	}
+	_, err := tx.Exec(ctx, `
+		UPDATE papers p SET
+		  title = CASE WHEN $2 <> '' AND NOT p.metadata ? 'version_of' THEN left($2, 1000) ELSE p.title END,
+		  doi = CASE WHEN p.doi IS NULL AND NOT p.metadata ? 'version_of' AND $3 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.doi = $3) THEN $3 ELSE p.doi END,
+		  arxiv_id = CASE WHEN p.arxiv_id IS NULL AND NOT p.metadata ? 'version_of' AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $4 ELSE p.arxiv_id END,
+		  arxiv_version = CASE WHEN p.arxiv_id IS NULL AND NOT p.metadata ? 'version_of' AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $5::int ELSE p.arxiv_version END,
+		  metadata = jsonb_set(p.metadata, '{upload,state}', '"ready"'),
+		  updated_at = now()
+		WHERE p.id = $1 AND p.source = 'upload' AND p.visibility = 'private' AND p.metadata ? 'upload'`,
+		paperID, f.Title, f.DOI, f.ArxivID, version)
+	if err != nil {
+		return fmt.Errorf("papers: apply PDF: %w", err)
+	}
+	return nil
+}
+
+// CitationParams are one entry of a paper's reference list that names the work it
+// cites.
+type CitationParams struct {
+	DOI     string // normalized, "" for none
+	ArxivID string // normalized, "" for none
+	Context string
+	// Key is "doi:<doi>" or "arxiv:<id>"; a paper cites a key once.
+	Key string
+}
+
+// AddCitationTx records that paper citing cites the work c names, linked to that
+// work's paper when the corpus has it, in the caller's transaction. A repeated key
+// is ignored.
+func AddCitationTx(ctx context.Context, tx Querier, citing uuid.UUID, c CitationParams) error {
+	var arxiv any
+	if c.ArxivID != "" {
+		arxiv = c.ArxivID
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO paper_citations (citing_paper_id, cited_paper_id, cited_doi, cited_arxiv_id, context, source, cited_key)
+		VALUES ($1, (SELECT id FROM papers WHERE ($2 <> '' AND doi = $2) OR ($3::text IS NOT NULL AND arxiv_id = $3) LIMIT 1),
+		        nullif($2, ''), $3, $4, 'pdf', $5)
+		ON CONFLICT (citing_paper_id, cited_key) DO NOTHING`,
+		citing, c.DOI, arxiv, c.Context, c.Key); err != nil {
+		return fmt.Errorf("papers: store citation: %w", err)
+	}
+	return nil
+}
