@@ -39,12 +39,9 @@ var exceptions = []exception{
 	// vector only for a passage that still exists, and deleting a paper's vectors
 	// each stay one statement joined on paper_chunks (atomic, and as fast as the
 	// benchmarks in docs/benchmarks.md). It only reads paper_chunks.
+	// The re-embed job's queries (passages without a vector of a model) live with
+	// chunk_embeddings for the same reason.
 	{"paper_chunks", "internal/vectorstore/embedded", "chunk_embeddings is keyed by paper_chunks' id; read-only joins"},
-	// The ingest job's embed step and the re-embed job read the passages they embed;
-	// their code is being reworked for issue 15 items 4 and 7 (the embedder returns
-	// its model), so they move to a papers function after that lands.
-	{"paper_chunks", "internal/ingest", beingMoved},
-	{"chunk_embeddings", "internal/ingest", beingMoved},
 	// learning's handlers check a paper's and a chunk's visibility; its optimizer
 	// keeps fitted parameters in user_config; its analytics read the user's timezone.
 	{"papers", "internal/learning", beingMoved},

@@ -259,13 +259,13 @@ func (w *Worker) embed(ctx context.Context, paperID uuid.UUID) error {
 	if w.Embedder == nil || w.Vectors == nil {
 		return nil
 	}
-	rows, err := w.Pool.Query(ctx, `SELECT id, paper_id, content FROM paper_chunks WHERE paper_id = $1 ORDER BY chunk_index`, paperID)
+	stored, err := papers.New(w.Pool).Passages(ctx, paperID)
 	if err != nil {
 		return fmt.Errorf("ingest: read passages: %w", err)
 	}
-	list, err := pgx.CollectRows(rows, scanPassage)
-	if err != nil {
-		return fmt.Errorf("ingest: read passages: %w", err)
+	list := make([]passage, len(stored))
+	for i, p := range stored {
+		list[i] = passage{id: p.ChunkID, paper: p.PaperID, text: p.Text}
 	}
 	for restarted := false; ; restarted = true {
 		err := w.embedPassages(ctx, paperID, list)
@@ -303,11 +303,6 @@ func (w *Worker) embedPassages(ctx context.Context, paperID uuid.UUID, list []pa
 type passage struct {
 	id, paper uuid.UUID
 	text      string
-}
-
-func scanPassage(r pgx.CollectableRow) (passage, error) {
-	var p passage
-	return p, r.Scan(&p.id, &p.paper, &p.text)
 }
 
 // ErrModelChanged is returned when one job's batches are embedded by different

@@ -6,13 +6,13 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
+	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
 )
 
 // ReembedArgs are the arguments of embeddings.reembed: embed every passage that
@@ -66,25 +66,20 @@ func (w *ReembedWorker) Reembed(ctx context.Context) (*ReembedResult, error) {
 		return nil, fmt.Errorf("ingest: reembed: %w", err)
 	}
 	model := probe.Model
-	var total int64
-	if err := w.Pool.QueryRow(ctx, `
-		SELECT count(*) FROM paper_chunks c
-		 WHERE NOT EXISTS (SELECT 1 FROM chunk_embeddings e WHERE e.chunk_id = c.id AND e.model = $1)`, model).Scan(&total); err != nil {
+	total, err := embedded.CountUnembedded(ctx, w.Pool, model)
+	if err != nil {
 		return nil, fmt.Errorf("ingest: reembed: %w", err)
 	}
 	done := int64(0)
 	_ = jobs.ReportProgress(ctx, 0, total, fmt.Sprintf("embedding %d passages with %s", total, model))
 	for {
-		rows, err := w.Pool.Query(ctx, `
-			SELECT c.id, c.paper_id, c.content FROM paper_chunks c
-			 WHERE NOT EXISTS (SELECT 1 FROM chunk_embeddings e WHERE e.chunk_id = c.id AND e.model = $1)
-			 ORDER BY c.id LIMIT $2`, model, reembedBatch)
+		next, err := embedded.NextUnembedded(ctx, w.Pool, model, reembedBatch)
 		if err != nil {
 			return nil, fmt.Errorf("ingest: reembed: %w", err)
 		}
-		batch, err := pgx.CollectRows(rows, scanPassage)
-		if err != nil {
-			return nil, fmt.Errorf("ingest: reembed: %w", err)
+		batch := make([]passage, len(next))
+		for i, u := range next {
+			batch[i] = passage{id: u.ChunkID, paper: u.PaperID, text: u.Text}
 		}
 		if len(batch) == 0 {
 			break
@@ -95,14 +90,14 @@ func (w *ReembedWorker) Reembed(ctx context.Context) (*ReembedResult, error) {
 		done += int64(len(batch))
 		_ = jobs.ReportProgress(ctx, min(done, total), total, fmt.Sprintf("%d of %d passages embedded", done, total))
 	}
-	tag, err := w.Pool.Exec(ctx, `DELETE FROM chunk_embeddings WHERE model <> $1`, model)
+	dropped, err := embedded.DropOtherModels(ctx, w.Pool, model)
 	if err != nil {
-		return nil, fmt.Errorf("ingest: reembed: drop old vectors: %w", err)
+		return nil, fmt.Errorf("ingest: reembed: %w", err)
 	}
 	if w.Logger != nil {
-		w.Logger.InfoContext(ctx, "re-embedded the corpus", "model", model, "embedded", done, "old_vectors_dropped", tag.RowsAffected())
+		w.Logger.InfoContext(ctx, "re-embedded the corpus", "model", model, "embedded", done, "old_vectors_dropped", dropped)
 	}
-	return &ReembedResult{Model: model, Embedded: done, Dropped: tag.RowsAffected()}, nil
+	return &ReembedResult{Model: model, Embedded: done, Dropped: dropped}, nil
 }
 
 // RegisterReembed adds embeddings.reembed, which an admin may enqueue.

@@ -174,6 +174,23 @@ func (st *Store) BodyPassages(ctx context.Context, paperID uuid.UUID, maxChars i
 	return out, nil
 }
 
+// Passages returns every passage of a paper in reading order (ChunkID, PaperID,
+// Text): what the ingest job embeds. It does not check who may see the paper.
+func (st *Store) Passages(ctx context.Context, paperID uuid.UUID) ([]Passage, error) {
+	rows, err := st.pool.Query(ctx, `SELECT id, content FROM paper_chunks WHERE paper_id = $1 ORDER BY chunk_index`, paperID)
+	if err != nil {
+		return nil, fmt.Errorf("papers: passages: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Passage, error) {
+		p := Passage{PaperID: paperID}
+		return p, r.Scan(&p.ChunkID, &p.Text)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("papers: passages: %w", err)
+	}
+	return out, nil
+}
+
 // PassageText returns the text of one passage, whoever may see its paper (the
 // evals read the passages they cite).
 func (st *Store) PassageText(ctx context.Context, chunkID uuid.UUID) (string, error) {
