@@ -231,7 +231,7 @@ func New(o Options) (*App, error) {
 		Papers:   papers.NewAPI(papers.New(o.Pool), resolver(searchSvc)),
 		Projects: projects.NewAPI(o.Pool, papers.New(o.Pool)),
 		Search:   search.NewAPI(searchSvc),
-		Learning: learning.NewAPI(learning.New(o.Pool)),
+		Learning: learning.NewAPI(learning.New(o.Pool), papers.New(o.Pool)),
 		Upload:   uploadAPI,
 		Passages: retrieve.NewAPI(retriever),
 		LLM:      llmAPI,
