@@ -284,7 +284,7 @@ func (a *App) newHandler(o Options, searchSvc *search.Service) (http.Handler, []
 		Papers:   papers.NewAPI(papers.New(a.Pool), resolver(searchSvc)),
 		Projects: projects.NewAPI(a.Pool, papers.New(a.Pool)),
 		Search:   search.NewAPI(searchSvc),
-		Learning: learning.NewAPI(learning.New(a.Pool)),
+		Learning: learning.NewAPI(learning.New(a.Pool), papers.New(a.Pool)),
 		Upload:   ingest.NewAPI(a.Pool, a.PDFs, a.Jobs, ingest.NewFetcher(netguard.PublicOnly)),
 		Passages: retrieve.NewAPI(a.Retriever),
 		LLM:      llmAPI,

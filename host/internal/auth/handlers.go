@@ -138,9 +138,7 @@ func (s *Service) SendSignInLink(ctx context.Context, u users.User, purpose stri
 	}
 	tok, hash := newToken()
 	now := s.now()
-	if _, err := s.pool.Exec(ctx, `
-		INSERT INTO magic_link_tokens (token_hash, user_id, purpose, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5)`, hash, u.ID, purpose, now, now.Add(ttl)); err != nil {
+	if err := users.CreateSignInToken(ctx, s.pool, hash, u.ID, purpose, now, now.Add(ttl)); err != nil {
 		return fmt.Errorf("auth: store sign-in link: %w", err)
 	}
 	link := s.cfg.PublicBaseURL + "/api/auth/verify?token=" + url.QueryEscape(tok)
@@ -174,17 +172,13 @@ func (s *Service) HandleVerify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in, err := s.signIn(r, func(tx pgx.Tx) (users.User, error) {
-		var userID uuid.UUID
-		err := tx.QueryRow(r.Context(), `
-			UPDATE magic_link_tokens SET used_at = $2
-			 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
-			RETURNING user_id`, hashToken(tok), s.now()).Scan(&userID)
+		userID, err := users.ConsumeSignInToken(r.Context(), tx, hashToken(tok), s.now())
 		if err != nil {
 			return users.User{}, err
 		}
 		return users.LiveByID(r.Context(), tx, userID)
 	})
-	if errors.Is(err, pgx.ErrNoRows) || errors.Is(err, users.ErrNotFound) {
+	if errors.Is(err, users.ErrNotFound) {
 		s.record(r, uuid.Nil, audit.ActionMagicLinkRejected, map[string]any{"reason": "unknown_used_or_expired"})
 		respond.Err(w, r, invalid)
 		return
@@ -240,18 +234,10 @@ func (s *Service) HandleAPIKeyLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in, err := s.signIn(r, func(tx pgx.Tx) (users.User, error) {
-		rows, err := tx.Query(r.Context(), `SELECT id FROM users WHERE deleted_at IS NULL LIMIT 2`)
-		if err != nil {
-			return users.User{}, err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-		if err != nil {
-			return users.User{}, err
-		}
-		if len(ids) != 1 {
+		u, err := users.SoleLive(r.Context(), tx)
+		if errors.Is(err, users.ErrNotSole) {
 			return users.User{}, errNotSingleUser
 		}
-		u, err := users.LiveByID(r.Context(), tx, ids[0])
 		if err == nil && u.Role != users.RoleAdmin {
 			err = errNotSingleUser
 		}
@@ -313,19 +299,9 @@ func (s *Service) HandleOnboardingAdmin(w http.ResponseWriter, r *http.Request) 
 	}
 	in, err := s.signIn(r, func(tx pgx.Tx) (users.User, error) {
 		// One onboarding at a time; the second finds the first's account.
-		if _, err := tx.Exec(r.Context(), `SELECT pg_advisory_xact_lock(hashtext('lectern.onboarding'))`); err != nil {
-			return users.User{}, err
-		}
-		n, err := users.Count(r.Context(), tx)
-		if err != nil {
-			return users.User{}, err
-		}
-		if n > 0 {
-			return users.User{}, errOnboarded
-		}
-		return users.Create(r.Context(), tx, body.Email, users.RoleAdmin)
+		return users.CreateFirstAdminTx(r.Context(), tx, body.Email)
 	})
-	if errors.Is(err, errOnboarded) {
+	if errors.Is(err, users.ErrOnboarded) {
 		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "already_onboarded",
 			Detail: "This instance already has its admin. Sign in instead."})
 		return
@@ -338,8 +314,6 @@ func (s *Service) HandleOnboardingAdmin(w http.ResponseWriter, r *http.Request) 
 	s.setSessionCookie(w, in.token, in.expires)
 	respond.JSON(w, http.StatusCreated, meOf(in.user))
 }
-
-var errOnboarded = errors.New("auth: already onboarded")
 
 // signedIn is a session just created.
 type signedIn struct {

@@ -218,10 +218,7 @@ func (s *Service) bypassCaller(ctx context.Context) (Caller, bool) {
 	if !s.bypass() {
 		return Caller{}, false
 	}
-	var id uuid.UUID
-	err := s.pool.QueryRow(ctx, `
-		SELECT min(id::text)::uuid FROM users WHERE role = 'admin' AND deleted_at IS NULL
-		HAVING count(*) = 1`).Scan(&id)
+	id, err := users.SoleAdmin(ctx, s.pool)
 	if err != nil {
 		return Caller{}, false
 	}

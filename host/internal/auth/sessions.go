@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/lectern-research/lectern/host/internal/users"
 )
@@ -28,13 +27,8 @@ func (s *Service) createSession(ctx context.Context, q users.Querier, userID uui
 	if len(ua) > 512 {
 		ua = ua[:512]
 	}
-	_, err := q.Exec(ctx, `
-		INSERT INTO user_sessions (user_id, token_hash, expires_at, last_seen_at, user_agent, ip)
-		VALUES ($1, $2, $3, $4, $5, $6)`, userID, hash, expires, s.now(), ua, ip)
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("auth: create session: %w", err)
-	}
-	if _, err := q.Exec(ctx, `UPDATE users SET last_login_at = $2 WHERE id = $1`, userID, s.now()); err != nil {
+	if err := users.StartSession(ctx, q, users.NewSession{UserID: userID, TokenHash: hash, ExpiresAt: expires,
+		Now: s.now(), UserAgent: ua, IP: ip}); err != nil {
 		return "", time.Time{}, fmt.Errorf("auth: create session: %w", err)
 	}
 	return tok, expires, nil
@@ -49,27 +43,19 @@ func (s *Service) resolveSession(ctx context.Context, token string) (c Caller, e
 		return Caller{}, time.Time{}, false, errNoSession
 	}
 	now := s.now()
-	err = s.pool.QueryRow(ctx, `
-		SELECT s.id, s.user_id, u.role, s.expires_at
-		  FROM user_sessions s
-		  JOIN users u ON u.id = s.user_id
-		 WHERE s.token_hash = $1
-		   AND s.revoked_at IS NULL AND s.deleted_at IS NULL AND u.deleted_at IS NULL
-		   AND s.expires_at > $2`, hashToken(token), now.Add(-SessionGrace)).
-		Scan(&c.SessionID, &c.UserID, &c.Role, &expires)
-	if errors.Is(err, pgx.ErrNoRows) {
+	sess, err := users.SessionByToken(ctx, s.pool, hashToken(token), now.Add(-SessionGrace))
+	if errors.Is(err, users.ErrNotFound) {
 		return Caller{}, time.Time{}, false, errNoSession
 	}
 	if err != nil {
 		return Caller{}, time.Time{}, false, fmt.Errorf("auth: resolve session: %w", err)
 	}
+	c.SessionID, c.UserID, c.Role, expires = sess.ID, sess.UserID, sess.Role, sess.ExpiresAt
 	// Renew only a session that has not expired: one in its grace window keeps its
 	// expiry, so the grace never extends itself.
 	if expires.After(now) && expires.Sub(now) < SessionTTL-sessionRenewEvery {
 		expires = now.Add(SessionTTL)
-		if _, err := s.pool.Exec(ctx,
-			`UPDATE user_sessions SET expires_at = $2, last_seen_at = $3 WHERE id = $1 AND revoked_at IS NULL`,
-			c.SessionID, expires, now); err != nil {
+		if err := users.RenewSession(ctx, s.pool, c.SessionID, expires, now); err != nil {
 			return Caller{}, time.Time{}, false, fmt.Errorf("auth: renew session: %w", err)
 		}
 		renewed = true
@@ -79,8 +65,7 @@ func (s *Service) resolveSession(ctx context.Context, token string) (c Caller, e
 
 // revokeSession ends a session at once.
 func (s *Service) revokeSession(ctx context.Context, id uuid.UUID) error {
-	_, err := s.pool.Exec(ctx, `UPDATE user_sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, id, s.now())
-	if err != nil {
+	if err := users.RevokeSession(ctx, s.pool, id, s.now()); err != nil {
 		return fmt.Errorf("auth: revoke session: %w", err)
 	}
 	return nil

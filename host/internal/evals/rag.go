@@ -26,6 +26,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/pdftext"
 	"github.com/lectern-research/lectern/host/internal/quote"
 	"github.com/lectern-research/lectern/host/internal/rag"
+	"github.com/lectern-research/lectern/host/internal/users"
 )
 
 //go:embed data/rag.json
@@ -105,10 +106,11 @@ type RAGScores struct {
 // (which must be a throwaway database), asks every question through svc with the
 // user's library as scope, and scores the answers.
 func RunRAG(ctx context.Context, pool *pgxpool.Pool, svc *rag.Service, worker *ingest.Worker, set *RAGSet) (*RAGScores, error) {
-	var user uuid.UUID
-	if err := pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('eval@lectern.invalid') RETURNING id`).Scan(&user); err != nil {
+	account, err := users.Create(ctx, pool, "eval@lectern.invalid", users.RoleUser)
+	if err != nil {
 		return nil, fmt.Errorf("evals: %w", err)
 	}
+	user := account.ID
 	papers := map[string]uuid.UUID{}
 	texts := map[uuid.UUID]string{}
 	for _, d := range set.Documents {

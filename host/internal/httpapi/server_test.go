@@ -68,7 +68,7 @@ func setup(t *testing.T, env map[string]string, pool *pgxpool.Pool) *testBundle 
 		Papers:   papers.NewAPI(papers.New(pool), nil),
 		Projects: projects.NewAPI(pool, papers.New(pool)),
 		Search:   search.NewAPI(search.New(pool, func() []search.Named { return nil })),
-		Learning: learning.NewAPI(learning.New(pool)),
+		Learning: learning.NewAPI(learning.New(pool), papers.New(pool)),
 		Passages: retrieve.NewAPI(retrieve.New(pool, nil, nil)),
 		LLM: llmsettings.NewAPI(llmgw.New(llmgw.Config{Settings: userconfig.New(pool, keys), Logger: logger}),
 			userconfig.New(pool, keys), auditLog, logger, nil),

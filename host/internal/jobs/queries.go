@@ -9,10 +9,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/lectern-research/lectern/host/internal/users"
 )
 
 // The SQL of the envelope layer. River's own tables are read through River's
-// client; these queries touch only job_progress, system_events and users.
+// client; these queries touch only job_progress and system_events.
 
 // progressChannel is the LISTEN/NOTIFY channel of new job_progress rows; the
 // trigger of migration 0004 sends "<job_id>:<seq>" on it.
@@ -142,17 +144,18 @@ type userZone struct {
 	Timezone string
 }
 
-// liveUsers lists every user that is not deleted, with their timezone.
+// liveUsers lists every user that is not deleted, with their timezone; package
+// users owns the table.
 func liveUsers(ctx context.Context, db querier) ([]userZone, error) {
-	rows, err := db.Query(ctx, `SELECT id, timezone FROM users WHERE deleted_at IS NULL ORDER BY id`)
+	live, err := users.ListLive(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: list users: %w", err)
 	}
-	users, err := pgx.CollectRows(rows, pgx.RowToStructByPos[userZone])
-	if err != nil {
-		return nil, fmt.Errorf("jobs: list users: %w", err)
+	out := make([]userZone, len(live))
+	for i, u := range live {
+		out[i] = userZone{ID: u.ID, Timezone: u.Timezone}
 	}
-	return users, nil
+	return out, nil
 }
 
 // pruneProgress deletes the progress of jobs River no longer keeps, once they are

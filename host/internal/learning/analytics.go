@@ -1,13 +1,18 @@
 package learning
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/users"
 )
 
 // DayCount is one day's figure.
@@ -50,12 +55,26 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 		}
 		days = n
 	}
-	ctx, user, now := r.Context(), caller(r), a.store.now()
-	out := Analytics{Days: days, ReviewsPerDay: []DayCount{}, DueForecast: []DayCount{}, CardsByState: map[string]int{}}
-	if err := a.store.pool.QueryRow(ctx, `SELECT timezone FROM users WHERE id = $1`, user).Scan(&out.Timezone); err != nil {
+	out, err := a.store.Analytics(r.Context(), caller(r), days, a.store.now())
+	if err != nil {
 		fail(w, r, err)
 		return
 	}
+	respond.JSON(w, http.StatusOK, out)
+}
+
+// Analytics computes the user's review analytics over the days up to now (see
+// API.Analytics), in the user's time zone.
+func (s *Store) Analytics(ctx context.Context, user uuid.UUID, days int, now time.Time) (Analytics, error) {
+	out := Analytics{Days: days, ReviewsPerDay: []DayCount{}, DueForecast: []DayCount{}, CardsByState: map[string]int{}}
+	account, err := users.ByID(ctx, s.pool, user)
+	if errors.Is(err, users.ErrNotFound) {
+		return Analytics{}, ErrNotFound
+	}
+	if err != nil {
+		return Analytics{}, fmt.Errorf("learning: analytics: %w", err)
+	}
+	out.Timezone = account.Timezone
 	loc, err := time.LoadLocation(out.Timezone)
 	if err != nil {
 		loc, out.Timezone = time.UTC, "UTC"
@@ -63,14 +82,13 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 	today := now.In(loc)
 	from := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, -(days - 1))
 
-	rows, err := a.store.pool.Query(ctx, `
+	rows, err := s.pool.Query(ctx, `
 		SELECT to_char((reviewed_at AT TIME ZONE $3)::date, 'YYYY-MM-DD'), count(*), coalesce(sum(duration_ms), 0) / 1000,
 		       count(*) FILTER (WHERE state_before = 2), count(*) FILTER (WHERE state_before = 2 AND rating > 1)
 		  FROM review_logs WHERE user_id = $1 AND reviewed_at >= $2
 		 GROUP BY 1 ORDER BY 1`, user, from, out.Timezone)
 	if err != nil {
-		fail(w, r, err)
-		return
+		return Analytics{}, fmt.Errorf("learning: analytics: %w", err)
 	}
 	out.ReviewsPerDay, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (DayCount, error) {
 		var d DayCount
@@ -78,8 +96,7 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 		return d, err
 	})
 	if err != nil {
-		fail(w, r, err)
-		return
+		return Analytics{}, fmt.Errorf("learning: analytics: %w", err)
 	}
 	for _, d := range out.ReviewsPerDay {
 		out.TotalReviews += d.Reviews
@@ -97,13 +114,12 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 	}
 
 	horizon := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, 30)
-	rows, err = a.store.pool.Query(ctx, `
+	rows, err = s.pool.Query(ctx, `
 		SELECT to_char(greatest((due_at AT TIME ZONE $3)::date, ($4::timestamptz AT TIME ZONE $3)::date), 'YYYY-MM-DD'), count(*)
 		  FROM cards WHERE user_id = $1 AND status IN ('active', 'buried') AND due_at < $2
 		 GROUP BY 1 ORDER BY 1`, user, horizon, out.Timezone, now)
 	if err != nil {
-		fail(w, r, err)
-		return
+		return Analytics{}, fmt.Errorf("learning: analytics: %w", err)
 	}
 	out.DueForecast, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (DayCount, error) {
 		var d DayCount
@@ -111,23 +127,20 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 		return d, err
 	})
 	if err != nil {
-		fail(w, r, err)
-		return
+		return Analytics{}, fmt.Errorf("learning: analytics: %w", err)
 	}
 
 	// The streak counts back from today (or from yesterday, when today has no
 	// review yet) over consecutive days with at least one review.
-	rows, err = a.store.pool.Query(ctx, `
+	rows, err = s.pool.Query(ctx, `
 		SELECT DISTINCT (reviewed_at AT TIME ZONE $2)::date AS d FROM review_logs
 		 WHERE user_id = $1 AND reviewed_at >= $3 ORDER BY d DESC`, user, out.Timezone, now.AddDate(-1, 0, -1))
 	if err != nil {
-		fail(w, r, err)
-		return
+		return Analytics{}, fmt.Errorf("learning: analytics: %w", err)
 	}
 	reviewDays, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
 	if err != nil {
-		fail(w, r, err)
-		return
+		return Analytics{}, fmt.Errorf("learning: analytics: %w", err)
 	}
 	day := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)
 	for i, d := range reviewDays {
@@ -141,10 +154,9 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 		day = day.AddDate(0, 0, -1)
 	}
 
-	rows, err = a.store.pool.Query(ctx, `SELECT fsrs_state, count(*) FROM cards WHERE user_id = $1 GROUP BY 1`, user)
+	rows, err = s.pool.Query(ctx, `SELECT fsrs_state, count(*) FROM cards WHERE user_id = $1 GROUP BY 1`, user)
 	if err != nil {
-		fail(w, r, err)
-		return
+		return Analytics{}, fmt.Errorf("learning: analytics: %w", err)
 	}
 	var state int16
 	var n int
@@ -154,8 +166,7 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	}); err != nil {
-		fail(w, r, err)
-		return
+		return Analytics{}, fmt.Errorf("learning: analytics: %w", err)
 	}
-	respond.JSON(w, http.StatusOK, out)
+	return out, nil
 }

@@ -1,9 +1,7 @@
 package learning
 
 import (
-	"context"
 	"errors"
-	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -14,22 +12,22 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/fsrs"
 	"github.com/lectern-research/lectern/host/internal/httpapi/input"
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/papers"
 )
 
-// API serves decks, cards and reviews for the caller.
+// API serves decks, cards and reviews for the caller. It checks that a paper or
+// passage a card cites is one the caller may see through papers.
 type API struct {
-	store *Store
+	store  *Store
+	papers *papers.Store
 }
 
 // NewAPI returns the learning API.
-func NewAPI(store *Store) *API { return &API{store: store} }
+func NewAPI(store *Store, papers *papers.Store) *API { return &API{store: store, papers: papers} }
 
 // Limits of the learning API.
 const (
@@ -45,16 +43,15 @@ var (
 func caller(r *http.Request) uuid.UUID { return auth.CallerFrom(r.Context()).UserID }
 
 func fail(w http.ResponseWriter, r *http.Request, err error) {
-	var pgErr *pgconn.PgError
 	var apiErr *respond.Error
 	switch {
-	case errors.Is(err, ErrNotFound), errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, ErrNotFound):
 		respond.Err(w, r, respond.NotFound("Not found."))
 	case errors.Is(err, ErrNotReviewable):
 		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "card_not_active", Detail: "This card is a draft or suspended; make it active to review it."})
 	case errors.Is(err, ErrOutOfOrder):
 		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "review_out_of_order", Detail: err.Error()})
-	case errors.As(err, &pgErr) && pgErr.Code == "23505":
+	case errors.Is(err, ErrDeckExists):
 		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "already_exists", Detail: "A deck with this name exists already."})
 	case errors.As(err, &apiErr):
 		respond.Err(w, r, apiErr)
@@ -102,29 +99,10 @@ func deckAndLimit(r *http.Request, def int) (*uuid.UUID, int, error) {
 
 // ListDecks answers the caller's decks with card and due counts.
 func (a *API) ListDecks(w http.ResponseWriter, r *http.Request) {
-	rows, err := a.store.pool.Query(r.Context(), `
-		SELECT d.id, d.name, coalesce(d.description, ''), d.desired_retention, d.maximum_interval,
-		       (SELECT count(*) FROM cards c WHERE c.deck_id = d.id),
-		       (SELECT count(*) FROM cards c WHERE c.deck_id = d.id AND c.status = 'active' AND c.due_at <= now()),
-		       d.created_at
-		  FROM decks d WHERE d.user_id = $1 ORDER BY d.name`, caller(r))
+	decks, err := a.store.Decks(r.Context(), caller(r))
 	if err != nil {
 		fail(w, r, err)
 		return
-	}
-	decks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Deck, error) {
-		var d Deck
-		var ret float32
-		err := row.Scan(&d.ID, &d.Name, &d.Description, &ret, &d.MaximumInterval, &d.Cards, &d.Due, &d.CreatedAt)
-		d.DesiredRetention = float64(int(float64(ret)*1000+0.5)) / 1000
-		return d, err
-	})
-	if err != nil {
-		fail(w, r, err)
-		return
-	}
-	if decks == nil {
-		decks = []Deck{}
 	}
 	respond.JSON(w, http.StatusOK, map[string]any{"items": decks})
 }
@@ -163,25 +141,13 @@ func (a *API) CreateDeck(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, respond.Invalid("Some fields are not valid.", fields...))
 		return
 	}
-	var d Deck
-	err := a.store.pool.QueryRow(r.Context(), `
-		INSERT INTO decks (user_id, name, description, desired_retention, maximum_interval)
-		VALUES ($1, $2, nullif($3, ''), $4, $5) RETURNING id, created_at`, caller(r), b.Name, b.Description, storableRetention(ret), maxInt).
-		Scan(&d.ID, &d.CreatedAt)
+	d, err := a.store.CreateDeck(r.Context(), caller(r), DeckParams{Name: b.Name, Description: b.Description,
+		DesiredRetention: ret, MaximumInterval: maxInt})
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
-	d.Name, d.Description, d.DesiredRetention, d.MaximumInterval = b.Name, b.Description, ret, maxInt
 	respond.JSON(w, http.StatusCreated, d)
-}
-
-// storableRetention is ret as the decks.desired_retention column (a real) can hold
-// it. The nearest reals to 0.70 and 0.99 lie just outside the column's check of
-// 0.7 to 0.99, so the two ends of the range are stored as the nearest reals inside.
-func storableRetention(ret float64) float64 {
-	lo, hi := math.Nextafter32(0.7, 1), math.Nextafter32(0.99, 0)
-	return float64(min(max(float32(ret), lo), hi))
 }
 
 // ---- cards ----
@@ -208,21 +174,10 @@ func (a *API) ListCards(w http.ResponseWriter, r *http.Request) {
 		}
 		paper = &id
 	}
-	rows, err := a.store.pool.Query(r.Context(), `SELECT `+cardColumns+` FROM cards c
-		WHERE c.user_id = $1 AND ($2::uuid IS NULL OR c.deck_id = $2) AND ($3 = '' OR c.status = $3)
-		  AND ($5::uuid IS NULL OR c.paper_id = $5)
-		ORDER BY c.created_at DESC, c.id LIMIT $4`, caller(r), deck, status, limit, paper)
+	cards, err := a.store.Cards(r.Context(), caller(r), CardListParams{DeckID: deck, Status: status, PaperID: paper, Limit: limit})
 	if err != nil {
 		fail(w, r, err)
 		return
-	}
-	cards, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Card, error) { return scanCard(row) })
-	if err != nil {
-		fail(w, r, err)
-		return
-	}
-	if cards == nil {
-		cards = []Card{}
 	}
 	respond.JSON(w, http.StatusOK, map[string]any{"items": cards})
 }
@@ -312,67 +267,56 @@ func (a *API) CreateCard(w http.ResponseWriter, r *http.Request) {
 	if b.Tags != nil {
 		tags = *b.Tags
 	}
-	var card Card
-	err := pgx.BeginFunc(r.Context(), a.store.pool, func(tx pgx.Tx) error {
-		var ok bool
-		if err := tx.QueryRow(r.Context(), `SELECT EXISTS (SELECT 1 FROM decks WHERE id = $1 AND user_id = $2)`, *b.DeckID, user).Scan(&ok); err != nil {
-			return err
-		}
-		if !ok {
-			return invalid("deck_id", "is not one of your decks")
-		}
-		if b.PaperID != nil {
-			if err := tx.QueryRow(r.Context(), `
-				SELECT EXISTS (SELECT 1 FROM papers p WHERE p.id = $1 AND (p.visibility = 'public' OR p.discovered_by IS NULL
-				   OR EXISTS (SELECT 1 FROM user_library ul WHERE ul.user_id = $2 AND ul.paper_id = p.id)))`, *b.PaperID, user).Scan(&ok); err != nil {
-				return err
+	ctx := r.Context()
+	n := NewCard{DeckID: uuid.MustParse(*b.DeckID), PageNumber: b.PageNumber, CardType: cardType,
+		Front: strings.TrimSpace(*b.Front), Back: back, Tags: tags, Status: status, BuriedUntil: b.BuriedUntil}
+	ok, err := a.store.HasDeck(ctx, user, n.DeckID)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	if !ok {
+		fail(w, r, invalid("deck_id", "is not one of your decks"))
+		return
+	}
+	if b.PaperID != nil {
+		id := uuid.MustParse(*b.PaperID)
+		if _, err := a.papers.Get(ctx, user, id); err != nil {
+			if errors.Is(err, papers.ErrNotFound) {
+				err = invalid("paper_id", "is not a paper you can see")
 			}
-			if !ok {
-				return invalid("paper_id", "is not a paper you can see")
-			}
+			fail(w, r, err)
+			return
 		}
-		if b.ChunkID != nil {
-			paper, err := chunkPaper(r.Context(), tx, user, *b.ChunkID)
-			if err != nil {
-				return err
-			}
-			switch {
-			case b.PaperID == nil:
-				p := paper.String()
-				b.PaperID = &p
-			case !strings.EqualFold(*b.PaperID, paper.String()):
-				return invalid("chunk_id", "is a passage of another paper than paper_id")
-			}
+		n.PaperID = &id
+	}
+	if b.ChunkID != nil {
+		chunk := uuid.MustParse(*b.ChunkID)
+		paper, err := a.papers.VisibleChunk(ctx, user, chunk)
+		if errors.Is(err, papers.ErrNotFound) {
+			e := respond.NotFound("The passage chunk_id names was not found among the papers you can see.")
+			e.Fields = []respond.FieldError{{Field: "chunk_id", Message: "is not a passage of a paper you can see"}}
+			err = e
 		}
-		var err error
-		card, err = scanCard(tx.QueryRow(r.Context(), `
-			INSERT INTO cards AS c (user_id, deck_id, paper_id, chunk_id, page_number, card_type, front, back, tags, status, buried_until)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING `+cardColumns,
-			user, *b.DeckID, b.PaperID, b.ChunkID, b.PageNumber, cardType, strings.TrimSpace(*b.Front), back, tags, status, b.BuriedUntil))
-		return err
-	})
+		if err != nil {
+			fail(w, r, err)
+			return
+		}
+		switch {
+		case n.PaperID == nil:
+			n.PaperID = &paper
+		case *n.PaperID != paper:
+			fail(w, r, invalid("chunk_id", "is a passage of another paper than paper_id"))
+			return
+		}
+		n.ChunkID = &chunk
+	}
+	card, err := a.store.CreateCard(ctx, user, n)
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
 	respond.JSON(w, http.StatusCreated, card)
-}
-
-// chunkPaper is the paper of the passage chunk, when it is a passage of a paper
-// user may see. A passage that does not exist, or whose paper is another user's
-// private paper, is not found: the answer does not tell which.
-func chunkPaper(ctx context.Context, tx pgx.Tx, user uuid.UUID, chunk string) (uuid.UUID, error) {
-	var paper uuid.UUID
-	err := tx.QueryRow(ctx, `
-		SELECT pc.paper_id FROM paper_chunks pc JOIN papers p ON p.id = pc.paper_id
-		 WHERE pc.id = $1 AND (p.visibility = 'public' OR p.discovered_by IS NULL
-		    OR EXISTS (SELECT 1 FROM user_library ul WHERE ul.user_id = $2 AND ul.paper_id = p.id))`, chunk, user).Scan(&paper)
-	if errors.Is(err, pgx.ErrNoRows) {
-		e := respond.NotFound("The passage chunk_id names was not found among the papers you can see.")
-		e.Fields = []respond.FieldError{{Field: "chunk_id", Message: "is not a passage of a paper you can see"}}
-		return uuid.Nil, e
-	}
-	return paper, err
 }
 
 // GetCard answers a card with the interval each rating would give now.
@@ -382,15 +326,7 @@ func (a *API) GetCard(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	c, err := scanCard(a.store.pool.QueryRow(r.Context(), `SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2`, id, caller(r)))
-	if err != nil {
-		fail(w, r, err)
-		return
-	}
-	s, err := scheduler(r.Context(), a.store.pool, caller(r), c.DeckID)
-	if err == nil {
-		err = preview(s, &c, a.store.now())
-	}
+	c, err := a.store.Card(r.Context(), caller(r), id, a.store.now())
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -415,28 +351,20 @@ func (a *API) UpdateCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	user := caller(r)
+	patch := CardPatch{Back: b.Back, CardType: b.CardType, Tags: b.Tags, Status: b.Status, BuriedUntil: b.BuriedUntil}
 	if b.DeckID != nil {
-		var ok bool
-		if err := a.store.pool.QueryRow(r.Context(), `SELECT EXISTS (SELECT 1 FROM decks WHERE id = $1 AND user_id = $2)`, *b.DeckID, user).Scan(&ok); err != nil || !ok {
+		deck := uuid.MustParse(*b.DeckID)
+		if ok, err := a.store.HasDeck(r.Context(), user, deck); err != nil || !ok {
 			fail(w, r, invalid("deck_id", "is not one of your decks"))
 			return
 		}
+		patch.DeckID = &deck
 	}
-	var buried any
-	if b.Status != nil && *b.Status == "buried" {
-		buried = *b.BuriedUntil
-	}
-	var front *string
 	if b.Front != nil {
 		t := strings.TrimSpace(*b.Front)
-		front = &t
+		patch.Front = &t
 	}
-	c, err := scanCard(a.store.pool.QueryRow(r.Context(), `
-		UPDATE cards c SET front = coalesce($3, front), back = coalesce($4, back), card_type = coalesce($5, card_type),
-		       tags = coalesce($6, tags), deck_id = coalesce($7, deck_id), status = coalesce($8, status),
-		       buried_until = CASE WHEN $8::text IS NULL THEN buried_until ELSE $9::timestamptz END, updated_at = now()
-		 WHERE c.id = $1 AND c.user_id = $2 RETURNING `+cardColumns,
-		id, user, front, b.Back, b.CardType, b.Tags, b.DeckID, b.Status, buried))
+	c, err := a.store.UpdateCard(r.Context(), user, id, patch)
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -451,11 +379,7 @@ func (a *API) DeleteCard(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	tag, err := a.store.pool.Exec(r.Context(), `DELETE FROM cards WHERE id = $1 AND user_id = $2`, id, caller(r))
-	if err == nil && tag.RowsAffected() == 0 {
-		err = ErrNotFound
-	}
-	if err != nil {
+	if err := a.store.DeleteCard(r.Context(), caller(r), id); err != nil {
 		fail(w, r, err)
 		return
 	}
@@ -473,36 +397,10 @@ func (a *API) Due(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := a.store.now()
-	rows, err := a.store.pool.Query(r.Context(), `SELECT `+cardColumns+` FROM cards c
-		WHERE c.user_id = $1 AND c.status IN ('active', 'buried') AND c.due_at <= $2
-		  AND ($3::uuid IS NULL OR c.deck_id = $3) AND (c.status = 'active' OR c.buried_until <= $2)
-		ORDER BY c.due_at, c.id LIMIT $4`, caller(r), now, deck, limit)
+	cards, err := a.store.Due(r.Context(), caller(r), deck, limit, now)
 	if err != nil {
 		fail(w, r, err)
 		return
-	}
-	cards, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Card, error) { return scanCard(row) })
-	if err != nil {
-		fail(w, r, err)
-		return
-	}
-	schedulers := map[uuid.UUID]*fsrs.Scheduler{}
-	for i := range cards {
-		s, ok := schedulers[cards[i].DeckID]
-		if !ok {
-			if s, err = scheduler(r.Context(), a.store.pool, caller(r), cards[i].DeckID); err != nil {
-				fail(w, r, err)
-				return
-			}
-			schedulers[cards[i].DeckID] = s
-		}
-		if err := preview(s, &cards[i], now); err != nil {
-			fail(w, r, err)
-			return
-		}
-	}
-	if cards == nil {
-		cards = []Card{}
 	}
 	respond.JSON(w, http.StatusOK, map[string]any{"items": cards, "now": now})
 }
@@ -563,12 +461,7 @@ func (a *API) Review(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, respond.Invalid("Some fields are not valid.", f...))
 		return
 	}
-	var res ReviewResult
-	err := pgx.BeginFunc(r.Context(), a.store.pool, func(tx pgx.Tx) error {
-		var err error
-		res, err = ReviewTx(r.Context(), tx, caller(r), in, now)
-		return err
-	})
+	res, err := a.store.Review(r.Context(), caller(r), in, now)
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -578,14 +471,6 @@ func (a *API) Review(w http.ResponseWriter, r *http.Request) {
 
 type batchBody struct {
 	Reviews []reviewBody `json:"reviews"`
-}
-
-// BatchItem is the outcome of one offline review.
-type BatchItem struct {
-	ClientID string `json:"client_id"`
-	Status   string `json:"status"` // applied, duplicate, rejected
-	Card     *Card  `json:"card,omitempty"`
-	Error    string `json:"error,omitempty"`
 }
 
 // Batch answers POST /api/reviews/batch: reviews captured offline, each with a
@@ -620,37 +505,7 @@ func (a *API) Batch(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, respond.Invalid("Some reviews are not valid; nothing was applied.", fields...))
 		return
 	}
-	order := make([]int, len(ins))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(x, y int) bool { return ins[order[x]].ReviewedAt.Before(ins[order[y]].ReviewedAt) })
-	results := make([]BatchItem, len(ins))
-	user := caller(r)
-	err := pgx.BeginFunc(r.Context(), a.store.pool, func(tx pgx.Tx) error {
-		for _, i := range order {
-			var res ReviewResult
-			// Each review under its own savepoint: a rejected one undoes only itself.
-			err := pgx.BeginFunc(r.Context(), tx, func(sp pgx.Tx) error {
-				var err error
-				res, err = ReviewTx(r.Context(), sp, user, ins[i], now)
-				return err
-			})
-			item := BatchItem{ClientID: ins[i].ClientID}
-			switch {
-			case err == nil && res.Duplicate:
-				item.Status, item.Card = "duplicate", &res.Card
-			case err == nil:
-				item.Status, item.Card = "applied", &res.Card
-			case errors.Is(err, ErrNotFound), errors.Is(err, ErrNotReviewable), errors.Is(err, ErrOutOfOrder):
-				item.Status, item.Error = "rejected", err.Error()
-			default:
-				return err
-			}
-			results[i] = item
-		}
-		return nil
-	})
+	results, err := a.store.ReviewBatch(r.Context(), caller(r), ins, now)
 	if err != nil {
 		fail(w, r, err)
 		return

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
@@ -24,11 +23,7 @@ func (a *API) ownedDeck(r *http.Request) (uuid.UUID, string, error) {
 	if err != nil {
 		return uuid.Nil, "", err
 	}
-	var name string
-	err = a.store.pool.QueryRow(r.Context(), `SELECT name FROM decks WHERE id = $1 AND user_id = $2`, id, caller(r)).Scan(&name)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return uuid.Nil, "", ErrNotFound
-	}
+	name, err := a.store.DeckName(r.Context(), caller(r), id)
 	return id, name, err
 }
 
@@ -51,22 +46,7 @@ func (a *API) ExportDeck(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, invalid("format", "must be anki or csv"))
 		return
 	}
-	rows, err := a.store.pool.Query(r.Context(), `
-		SELECT front, back, tags FROM cards WHERE deck_id = $1 AND user_id = $2 AND status <> 'draft' ORDER BY created_at, id`,
-		deck, caller(r))
-	if err != nil {
-		fail(w, r, err)
-		return
-	}
-	type card struct {
-		front, back string
-		tags        []string
-	}
-	cards, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (card, error) {
-		var c card
-		err := row.Scan(&c.front, &c.back, &c.tags)
-		return c, err
-	})
+	cards, err := a.store.ExportCards(r.Context(), caller(r), deck)
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -82,7 +62,7 @@ func (a *API) ExportDeck(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Disposition", `attachment; filename="`+file+`.txt"`)
 		fmt.Fprintf(w, "#separator:tab\n#html:false\n#tags column:3\n#deck:%s\n", oneLine(name))
 		for _, c := range cards {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", ankiField(c.front), ankiField(c.back), strings.Join(ankiTags(c.tags), " "))
+			fmt.Fprintf(w, "%s\t%s\t%s\n", ankiField(c.Front), ankiField(c.Back), strings.Join(ankiTags(c.Tags), " "))
 		}
 		return
 	}
@@ -91,7 +71,7 @@ func (a *API) ExportDeck(w http.ResponseWriter, r *http.Request) {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"front", "back", "tags"})
 	for _, c := range cards {
-		_ = cw.Write([]string{c.front, c.back, strings.Join(c.tags, " ")})
+		_ = cw.Write([]string{c.Front, c.Back, strings.Join(c.Tags, " ")})
 	}
 	cw.Flush()
 }
@@ -157,11 +137,7 @@ func (a *API) ImportDeck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := ImportResult{Errors: []ImportLineError{}}
-	type row struct {
-		front, back string
-		tags        []string
-	}
-	var good []row
+	var good []CardText
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -199,19 +175,13 @@ func (a *API) ImportDeck(w http.ResponseWriter, r *http.Request) {
 		if tags == nil {
 			tags = []string{}
 		}
-		good = append(good, row{front, back, tags})
+		good = append(good, CardText{Front: front, Back: back, Tags: tags})
 		if len(good) > MaxImportCards {
 			fail(w, r, invalid("body", fmt.Sprintf("at most %d cards per import", MaxImportCards)))
 			return
 		}
 	}
-	err = pgx.BeginFunc(r.Context(), a.store.pool, func(tx pgx.Tx) error {
-		_, err := tx.CopyFrom(r.Context(), pgx.Identifier{"cards"}, []string{"user_id", "deck_id", "front", "back", "tags"},
-			pgx.CopyFromSlice(len(good), func(i int) ([]any, error) {
-				return []any{caller(r), deck, good[i].front, good[i].back, good[i].tags}, nil
-			}))
-		return err
-	})
+	err = a.store.ImportCards(r.Context(), caller(r), deck, good)
 	if err != nil {
 		fail(w, r, err)
 		return

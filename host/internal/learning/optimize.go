@@ -13,6 +13,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/fsrs"
 	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
 
 // OptimizeArgs are the arguments of fsrs.optimize: none, the job fits its owner's
@@ -53,31 +54,18 @@ func (w *OptimizeWorker) Work(ctx context.Context, job *river.Job[OptimizeArgs])
 		return jobs.NewPublicError("no_owner", "fsrs.optimize fits one user's parameters; enqueue it as that user.", nil)
 	}
 	_ = jobs.ReportProgress(ctx, 0, 3, "reading your review history")
-	rows, err := w.Pool.Query(ctx, `
-		SELECT card_id::text, rating, reviewed_at, coalesce(duration_ms, 0)
-		  FROM review_logs WHERE user_id = $1 ORDER BY reviewed_at, id`, owner)
+	store := New(w.Pool)
+	reviews, err := store.ReviewHistory(ctx, owner)
 	if err != nil {
-		return fmt.Errorf("learning: optimize: %w", err)
-	}
-	reviews, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (fsrs.Review, error) {
-		var rv fsrs.Review
-		var rating int16
-		var ms int64
-		err := r.Scan(&rv.CardID, &rating, &rv.Time, &ms)
-		rv.Rating, rv.Duration = fsrs.Rating(rating), time.Duration(ms)*time.Millisecond
-		return rv, err
-	})
-	if err != nil {
-		return fmt.Errorf("learning: optimize: %w", err)
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	_ = jobs.ReportProgress(ctx, 1, 3, fmt.Sprintf("fitting to %d reviews", len(reviews)))
 	initial := fsrs.DefaultParams()
-	var raw []byte
-	err = w.Pool.QueryRow(ctx, `SELECT value::text FROM user_config WHERE user_id = $1 AND key = $2`, owner, ParamsKey).Scan(&raw)
-	if err == nil {
+	raw, err := userconfig.PlainValue(ctx, w.Pool, owner, ParamsKey)
+	if err == nil && raw != nil {
 		var p fsrs.Params
 		if json.Unmarshal(raw, &p) == nil && p.Validate() == nil {
 			initial = p
@@ -92,9 +80,7 @@ func (w *OptimizeWorker) Work(ctx context.Context, job *river.Job[OptimizeArgs])
 	if rep.Better {
 		_ = jobs.ReportProgress(ctx, 2, 3, "saving the better parameters")
 		value, _ := json.Marshal(params)
-		if _, err := w.Pool.Exec(ctx, `
-			INSERT INTO user_config (user_id, key, value) VALUES ($1, $2, $3)
-			ON CONFLICT (user_id, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`, owner, ParamsKey, value); err != nil {
+		if err := userconfig.PutPlainValue(ctx, w.Pool, owner, ParamsKey, value); err != nil {
 			return fmt.Errorf("learning: optimize: save parameters: %w", err)
 		}
 		res.Applied, res.Params = true, params[:]
@@ -115,4 +101,27 @@ func RegisterJobs(reg *jobs.Registry, pool *pgxpool.Pool, drafter Drafter) error
 		Timeout:     10 * time.Minute,
 		Enqueuers:   jobs.EnqueueUser,
 	})
+}
+
+// ReviewHistory returns every review of the user, oldest first: what the optimizer
+// fits parameters to.
+func (s *Store) ReviewHistory(ctx context.Context, userID uuid.UUID) ([]fsrs.Review, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT card_id::text, rating, reviewed_at, coalesce(duration_ms, 0)
+		  FROM review_logs WHERE user_id = $1 ORDER BY reviewed_at, id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("learning: optimize: %w", err)
+	}
+	reviews, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (fsrs.Review, error) {
+		var rv fsrs.Review
+		var rating int16
+		var ms int64
+		err := r.Scan(&rv.CardID, &rating, &rv.Time, &ms)
+		rv.Rating, rv.Duration = fsrs.Rating(rating), time.Duration(ms)*time.Millisecond
+		return rv, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("learning: optimize: %w", err)
+	}
+	return reviews, nil
 }

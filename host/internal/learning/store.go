@@ -8,13 +8,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/fsrs"
+	"github.com/lectern-research/lectern/host/internal/userconfig"
+	"github.com/lectern-research/lectern/host/internal/users"
 )
 
 var (
@@ -24,6 +29,8 @@ var (
 	ErrNotReviewable = errors.New("learning: this card is not active")
 	// ErrOutOfOrder means a review predates the card's last review.
 	ErrOutOfOrder = errors.New("learning: the review is older than the card's last review")
+	// ErrDeckExists means the user has a deck of that name already.
+	ErrDeckExists = errors.New("learning: a deck with this name exists already")
 )
 
 // ParamsKey is the user_config key holding a user's fitted FSRS parameters (a JSON
@@ -131,35 +138,53 @@ type Store struct {
 // New returns a Store.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool, now: time.Now} }
 
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+// batcher is a pool or a transaction: what runs the batches of this package.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // scheduler builds the FSRS scheduler for one of the user's decks: the deck's
 // retention and maximum interval, the user's fitted parameters when they have any.
-func scheduler(ctx context.Context, q querier, userID, deckID uuid.UUID) (*fsrs.Scheduler, error) {
+// Both are read in one round trip.
+func scheduler(ctx context.Context, q batcher, userID, deckID uuid.UUID) (*fsrs.Scheduler, error) {
+	b := &pgx.Batch{}
+	build := queueScheduler(b, userID, deckID)
+	if err := q.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	return build()
+}
+
+// queueScheduler queues on b the reads a deck's scheduler needs; once the batch has
+// run, build returns the scheduler. A deck that is not the user's fails the batch
+// with ErrNotFound.
+func queueScheduler(b *pgx.Batch, userID, deckID uuid.UUID) (build func() (*fsrs.Scheduler, error)) {
 	var retention float64
 	var maxInterval int
-	var raw []byte
-	err := q.QueryRow(ctx, `
-		SELECT d.desired_retention, d.maximum_interval,
-		       (SELECT value::text FROM user_config WHERE user_id = $1 AND key = $3)
-		  FROM decks d WHERE d.id = $2 AND d.user_id = $1`, userID, deckID, ParamsKey).Scan(&retention, &maxInterval, &raw)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("learning: deck settings: %w", err)
-	}
-	cfg := fsrs.DefaultSchedulerConfig()
-	cfg.DesiredRetention, cfg.MaximumInterval = retention, maxInterval
-	if raw != nil {
-		var p fsrs.Params
-		if json.Unmarshal(raw, &p) == nil && p.Validate() == nil {
-			cfg.Params = p
+	var raw json.RawMessage
+	b.Queue(`SELECT d.desired_retention, d.maximum_interval FROM decks d WHERE d.id = $2 AND d.user_id = $1`, userID, deckID).
+		QueryRow(func(row pgx.Row) error {
+			err := row.Scan(&retention, &maxInterval)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return ErrNotFound
+			}
+			if err != nil {
+				return fmt.Errorf("learning: deck settings: %w", err)
+			}
+			return nil
+		})
+	userconfig.QueuePlainValue(b, userID, ParamsKey, &raw)
+	return func() (*fsrs.Scheduler, error) {
+		cfg := fsrs.DefaultSchedulerConfig()
+		cfg.DesiredRetention, cfg.MaximumInterval = retention, maxInterval
+		if raw != nil {
+			var p fsrs.Params
+			if json.Unmarshal(raw, &p) == nil && p.Validate() == nil {
+				cfg.Params = p
+			}
 		}
+		return fsrs.NewScheduler(cfg)
 	}
-	return fsrs.NewScheduler(cfg)
 }
 
 // preview fills c.Next with the four ratings' outcomes at now.
@@ -220,8 +245,18 @@ func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, 
 			return ReviewResult{}, fmt.Errorf("learning: review: %w", err)
 		}
 	}
-	c, err := scanCard(tx.QueryRow(ctx, `SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2 FOR UPDATE`, in.CardID, userID))
-	if err != nil {
+	// The card, locked, and the user's time zone (for the day's log) in one round trip.
+	var c Card
+	var timezone string
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2 FOR UPDATE`, in.CardID, userID).
+		QueryRow(func(row pgx.Row) error {
+			var err error
+			c, err = scanCard(row)
+			return err
+		})
+	users.QueueTimezone(b, userID, &timezone)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return ReviewResult{}, err
 	}
 	if c.Status == "draft" || c.Status == "suspended" {
@@ -283,10 +318,346 @@ func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, 
 	}
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO daily_log (user_id, log_date, cards_reviewed, review_ms)
-		VALUES ($1, ($2::timestamptz AT TIME ZONE (SELECT timezone FROM users WHERE id = $1))::date, 1, $3)
+		VALUES ($1, ($2::timestamptz AT TIME ZONE $4::text)::date, 1, $3)
 		ON CONFLICT (user_id, log_date) DO UPDATE SET cards_reviewed = daily_log.cards_reviewed + 1,
-		       review_ms = daily_log.review_ms + $3, updated_at = now()`, userID, at, duration); err != nil {
+		       review_ms = daily_log.review_ms + $3, updated_at = now()`, userID, at, duration, timezone); err != nil {
 		return ReviewResult{}, fmt.Errorf("learning: daily log: %w", err)
 	}
 	return ReviewResult{Card: c, ClientID: in.ClientID}, nil
+}
+
+// Review applies one review in its own transaction (ReviewTx).
+func (s *Store) Review(ctx context.Context, userID uuid.UUID, in ReviewInput, now time.Time) (ReviewResult, error) {
+	var res ReviewResult
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		res, err = ReviewTx(ctx, tx, userID, in, now)
+		return err
+	})
+	return res, err
+}
+
+// BatchItem is the outcome of one offline review.
+type BatchItem struct {
+	ClientID string `json:"client_id"`
+	Status   string `json:"status"` // applied, duplicate, rejected
+	Card     *Card  `json:"card,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// ReviewBatch applies reviews captured offline in time order, in one transaction,
+// and answers one item per review in the order given. A client id seen before is a
+// duplicate and changes nothing. A review that cannot apply (unknown or inactive
+// card, older than the card's last review) is rejected on its own, under its own
+// savepoint, and the rest go on; any other error undoes the whole batch.
+func (s *Store) ReviewBatch(ctx context.Context, userID uuid.UUID, ins []ReviewInput, now time.Time) ([]BatchItem, error) {
+	order := make([]int, len(ins))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool { return ins[order[x]].ReviewedAt.Before(ins[order[y]].ReviewedAt) })
+	results := make([]BatchItem, len(ins))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, i := range order {
+			var res ReviewResult
+			err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+				var err error
+				res, err = ReviewTx(ctx, sp, userID, ins[i], now)
+				return err
+			})
+			item := BatchItem{ClientID: ins[i].ClientID}
+			switch {
+			case err == nil && res.Duplicate:
+				item.Status, item.Card = "duplicate", &res.Card
+			case err == nil:
+				item.Status, item.Card = "applied", &res.Card
+			case errors.Is(err, ErrNotFound), errors.Is(err, ErrNotReviewable), errors.Is(err, ErrOutOfOrder):
+				item.Status, item.Error = "rejected", err.Error()
+			default:
+				return err
+			}
+			results[i] = item
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// ---- decks ----
+
+// Decks returns the user's decks by name, with card and due counts.
+func (s *Store) Decks(ctx context.Context, userID uuid.UUID) ([]Deck, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT d.id, d.name, coalesce(d.description, ''), d.desired_retention, d.maximum_interval,
+		       (SELECT count(*) FROM cards c WHERE c.deck_id = d.id),
+		       (SELECT count(*) FROM cards c WHERE c.deck_id = d.id AND c.status = 'active' AND c.due_at <= now()),
+		       d.created_at
+		  FROM decks d WHERE d.user_id = $1 ORDER BY d.name`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("learning: decks: %w", err)
+	}
+	decks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Deck, error) {
+		var d Deck
+		var ret float32
+		err := row.Scan(&d.ID, &d.Name, &d.Description, &ret, &d.MaximumInterval, &d.Cards, &d.Due, &d.CreatedAt)
+		d.DesiredRetention = float64(int(float64(ret)*1000+0.5)) / 1000
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("learning: decks: %w", err)
+	}
+	if decks == nil {
+		decks = []Deck{}
+	}
+	return decks, nil
+}
+
+// DeckParams are a new deck's settings, already checked.
+type DeckParams struct {
+	Name             string
+	Description      string
+	DesiredRetention float64
+	MaximumInterval  int
+}
+
+// CreateDeck adds a deck for the user; a name the user has already is ErrDeckExists.
+// The deck comes back with the settings as given.
+func (s *Store) CreateDeck(ctx context.Context, userID uuid.UUID, p DeckParams) (Deck, error) {
+	d := Deck{Name: p.Name, Description: p.Description, DesiredRetention: p.DesiredRetention, MaximumInterval: p.MaximumInterval}
+	err := s.pool.QueryRow(ctx, `
+		INSERT INTO decks (user_id, name, description, desired_retention, maximum_interval)
+		VALUES ($1, $2, nullif($3, ''), $4, $5) RETURNING id, created_at`,
+		userID, p.Name, p.Description, storableRetention(p.DesiredRetention), p.MaximumInterval).Scan(&d.ID, &d.CreatedAt)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return Deck{}, ErrDeckExists
+	}
+	if err != nil {
+		return Deck{}, fmt.Errorf("learning: create deck: %w", err)
+	}
+	return d, nil
+}
+
+// storableRetention is ret as the decks.desired_retention column (a real) can hold
+// it. The nearest reals to 0.70 and 0.99 lie just outside the column's check of
+// 0.7 to 0.99, so the two ends of the range are stored as the nearest reals inside.
+func storableRetention(ret float64) float64 {
+	lo, hi := math.Nextafter32(0.7, 1), math.Nextafter32(0.99, 0)
+	return float64(min(max(float32(ret), lo), hi))
+}
+
+// HasDeck reports whether deckID is one of the user's decks.
+func (s *Store) HasDeck(ctx context.Context, userID, deckID uuid.UUID) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM decks WHERE id = $1 AND user_id = $2)`, deckID, userID).Scan(&ok); err != nil {
+		return false, fmt.Errorf("learning: has deck: %w", err)
+	}
+	return ok, nil
+}
+
+// DeckName returns the name of one of the user's decks; ErrNotFound for any other.
+func (s *Store) DeckName(ctx context.Context, userID, deckID uuid.UUID) (string, error) {
+	var name string
+	err := s.pool.QueryRow(ctx, `SELECT name FROM decks WHERE id = $1 AND user_id = $2`, deckID, userID).Scan(&name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("learning: deck: %w", err)
+	}
+	return name, nil
+}
+
+// CardText is the exchanged part of a card: what an export writes and an import reads.
+type CardText struct {
+	Front string
+	Back  string
+	Tags  []string
+}
+
+// ExportCards returns the deck's cards that are not drafts, oldest first.
+func (s *Store) ExportCards(ctx context.Context, userID, deckID uuid.UUID) ([]CardText, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT front, back, tags FROM cards WHERE deck_id = $1 AND user_id = $2 AND status <> 'draft' ORDER BY created_at, id`,
+		deckID, userID)
+	if err != nil {
+		return nil, fmt.Errorf("learning: export: %w", err)
+	}
+	cards, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (CardText, error) {
+		var c CardText
+		err := row.Scan(&c.Front, &c.Back, &c.Tags)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("learning: export: %w", err)
+	}
+	return cards, nil
+}
+
+// ImportCards adds cards as active new cards of the deck, all or none.
+func (s *Store) ImportCards(ctx context.Context, userID, deckID uuid.UUID, cards []CardText) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"cards"}, []string{"user_id", "deck_id", "front", "back", "tags"},
+			pgx.CopyFromSlice(len(cards), func(i int) ([]any, error) {
+				return []any{userID, deckID, cards[i].Front, cards[i].Back, cards[i].Tags}, nil
+			}))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("learning: import: %w", err)
+	}
+	return nil
+}
+
+// ---- cards ----
+
+// CardListParams filter a card listing; nil and empty filter nothing.
+type CardListParams struct {
+	DeckID  *uuid.UUID
+	Status  string
+	PaperID *uuid.UUID
+	Limit   int
+}
+
+// Cards returns the user's cards, newest first.
+func (s *Store) Cards(ctx context.Context, userID uuid.UUID, p CardListParams) ([]Card, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+cardColumns+` FROM cards c
+		WHERE c.user_id = $1 AND ($2::uuid IS NULL OR c.deck_id = $2) AND ($3 = '' OR c.status = $3)
+		  AND ($5::uuid IS NULL OR c.paper_id = $5)
+		ORDER BY c.created_at DESC, c.id LIMIT $4`, userID, p.DeckID, p.Status, p.Limit, p.PaperID)
+	if err != nil {
+		return nil, fmt.Errorf("learning: cards: %w", err)
+	}
+	cards, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Card, error) { return scanCard(row) })
+	if err != nil {
+		return nil, fmt.Errorf("learning: cards: %w", err)
+	}
+	if cards == nil {
+		cards = []Card{}
+	}
+	return cards, nil
+}
+
+// NewCard is a card to add, already checked: the deck is the user's, and a paper or
+// passage it cites is one the user may see.
+type NewCard struct {
+	DeckID      uuid.UUID
+	PaperID     *uuid.UUID
+	ChunkID     *uuid.UUID
+	PageNumber  *int
+	CardType    string
+	Front       string
+	Back        string
+	Tags        []string
+	Status      string
+	BuriedUntil *time.Time
+}
+
+// CreateCard adds a card for the user.
+func (s *Store) CreateCard(ctx context.Context, userID uuid.UUID, n NewCard) (Card, error) {
+	c, err := scanCard(s.pool.QueryRow(ctx, `
+		INSERT INTO cards AS c (user_id, deck_id, paper_id, chunk_id, page_number, card_type, front, back, tags, status, buried_until)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING `+cardColumns,
+		userID, n.DeckID, n.PaperID, n.ChunkID, n.PageNumber, n.CardType, n.Front, n.Back, n.Tags, n.Status, n.BuriedUntil))
+	if err != nil {
+		return Card{}, fmt.Errorf("learning: create card: %w", err)
+	}
+	return c, nil
+}
+
+// Card returns one of the user's cards with the interval each rating would give at
+// now (Card.Next); ErrNotFound for any other card.
+func (s *Store) Card(ctx context.Context, userID, cardID uuid.UUID, now time.Time) (Card, error) {
+	c, err := scanCard(s.pool.QueryRow(ctx, `SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2`, cardID, userID))
+	if err != nil {
+		return Card{}, err
+	}
+	sch, err := scheduler(ctx, s.pool, userID, c.DeckID)
+	if err != nil {
+		return Card{}, err
+	}
+	if err := preview(sch, &c, now); err != nil {
+		return Card{}, err
+	}
+	return c, nil
+}
+
+// CardPatch changes a card; nil leaves a field. Status "buried" goes with
+// BuriedUntil; any other status clears it. DeckID must be one of the user's decks.
+type CardPatch struct {
+	Front       *string
+	Back        *string
+	CardType    *string
+	Tags        *[]string
+	DeckID      *uuid.UUID
+	Status      *string
+	BuriedUntil *time.Time
+}
+
+// UpdateCard changes one of the user's cards; ErrNotFound for any other card.
+func (s *Store) UpdateCard(ctx context.Context, userID, cardID uuid.UUID, p CardPatch) (Card, error) {
+	var buried any
+	if p.Status != nil && *p.Status == "buried" {
+		buried = *p.BuriedUntil
+	}
+	c, err := scanCard(s.pool.QueryRow(ctx, `
+		UPDATE cards c SET front = coalesce($3, front), back = coalesce($4, back), card_type = coalesce($5, card_type),
+		       tags = coalesce($6, tags), deck_id = coalesce($7, deck_id), status = coalesce($8, status),
+		       buried_until = CASE WHEN $8::text IS NULL THEN buried_until ELSE $9::timestamptz END, updated_at = now()
+		 WHERE c.id = $1 AND c.user_id = $2 RETURNING `+cardColumns,
+		cardID, userID, p.Front, p.Back, p.CardType, p.Tags, p.DeckID, p.Status, buried))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Card{}, fmt.Errorf("learning: update card: %w", err)
+	}
+	return c, err
+}
+
+// DeleteCard removes one of the user's cards and its review history; ErrNotFound for
+// any other card.
+func (s *Store) DeleteCard(ctx context.Context, userID, cardID uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM cards WHERE id = $1 AND user_id = $2`, cardID, userID)
+	if err != nil {
+		return fmt.Errorf("learning: delete card: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Due returns the user's cards due at now, most overdue first, each with the
+// interval each rating would give (Card.Next). deckID, when not nil, keeps one deck.
+// Buried cards whose time has come count as due.
+func (s *Store) Due(ctx context.Context, userID uuid.UUID, deckID *uuid.UUID, limit int, now time.Time) ([]Card, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+cardColumns+` FROM cards c
+		WHERE c.user_id = $1 AND c.status IN ('active', 'buried') AND c.due_at <= $2
+		  AND ($3::uuid IS NULL OR c.deck_id = $3) AND (c.status = 'active' OR c.buried_until <= $2)
+		ORDER BY c.due_at, c.id LIMIT $4`, userID, now, deckID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("learning: due: %w", err)
+	}
+	cards, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Card, error) { return scanCard(row) })
+	if err != nil {
+		return nil, fmt.Errorf("learning: due: %w", err)
+	}
+	schedulers := map[uuid.UUID]*fsrs.Scheduler{}
+	for i := range cards {
+		sch, ok := schedulers[cards[i].DeckID]
+		if !ok {
+			if sch, err = scheduler(ctx, s.pool, userID, cards[i].DeckID); err != nil {
+				return nil, err
+			}
+			schedulers[cards[i].DeckID] = sch
+		}
+		if err := preview(sch, &cards[i], now); err != nil {
+			return nil, err
+		}
+	}
+	if cards == nil {
+		cards = []Card{}
+	}
+	return cards, nil
 }

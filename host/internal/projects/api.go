@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
@@ -19,45 +18,13 @@ import (
 
 // API serves projects, tasks, milestones and project papers for the caller.
 type API struct {
-	pool   *pgxpool.Pool
+	store  *Store
 	papers *papers.Store
 }
 
 // NewAPI returns the projects API.
 func NewAPI(pool *pgxpool.Pool, paperStore *papers.Store) *API {
-	return &API{pool: pool, papers: paperStore}
-}
-
-const projectColumns = `p.id::text, p.name, coalesce(p.description, ''), p.status, to_char(p.deadline, 'YYYY-MM-DD'), p.color,
-	(SELECT count(*) FROM tasks t WHERE t.project_id = p.id AND t.status <> 'done'),
-	(SELECT count(*) FROM project_papers pp WHERE pp.project_id = p.id),
-	p.created_at, p.updated_at,
-	(SELECT to_char(min(m.due_date), 'YYYY-MM-DD') FROM milestones m WHERE m.project_id = p.id AND m.completed_at IS NULL)`
-
-func scanProject(row pgx.Row) (Project, error) {
-	var p Project
-	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.Status, &p.Deadline, &p.Color, &p.OpenTasks, &p.Papers,
-		&p.CreatedAt, &p.UpdatedAt, &p.NextDue)
-	return p, err
-}
-
-const taskColumns = `id::text, project_id::text, parent_task_id::text, title, coalesce(description, ''), status, priority,
-	due_at, completed_at, sort_order, created_at, updated_at`
-
-func scanTask(row pgx.Row) (Task, error) {
-	var t Task
-	err := row.Scan(&t.ID, &t.ProjectID, &t.ParentTaskID, &t.Title, &t.Description, &t.Status, &t.Priority,
-		&t.DueAt, &t.CompletedAt, &t.SortOrder, &t.CreatedAt, &t.UpdatedAt)
-	return t, err
-}
-
-const milestoneColumns = `id::text, project_id::text, title, coalesce(description, ''), to_char(due_date, 'YYYY-MM-DD'),
-	completed_at, created_at, updated_at`
-
-func scanMilestone(row pgx.Row) (Milestone, error) {
-	var m Milestone
-	err := row.Scan(&m.ID, &m.ProjectID, &m.Title, &m.Description, &m.DueDate, &m.CompletedAt, &m.CreatedAt, &m.UpdatedAt)
-	return m, err
+	return &API{store: New(pool), papers: paperStore}
 }
 
 func user(r *http.Request) uuid.UUID { return auth.CallerFrom(r.Context()).UserID }
@@ -95,7 +62,7 @@ func (a *API) projectFromPath(r *http.Request) (uuid.UUID, error) {
 	if err != nil {
 		return uuid.Nil, err
 	}
-	return id, a.ownedProject(r.Context(), a.pool, id, user(r))
+	return id, a.store.HasProject(r.Context(), user(r), id)
 }
 
 func decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, bool) {
@@ -109,13 +76,13 @@ func decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMe
 	return body, true
 }
 
-// answer writes v, or the error: ErrNotFound and pgx.ErrNoRows as 404.
+// answer writes v, or the error: ErrNotFound as 404.
 func answer(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
 	var apiErr *respond.Error
 	switch {
 	case err == nil:
 		respond.JSON(w, status, v)
-	case errors.Is(err, ErrNotFound), errors.Is(err, pgx.ErrNoRows), errors.Is(err, papers.ErrNotFound):
+	case errors.Is(err, ErrNotFound), errors.Is(err, papers.ErrNotFound):
 		respond.Err(w, r, respond.NotFound("Not found."))
 	case errors.As(err, &apiErr):
 		respond.Err(w, r, apiErr)
@@ -141,14 +108,8 @@ func (a *API) ListProjects(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, respond.Invalid("Unknown status.", respond.FieldError{Field: "status", Message: "must be one of active, paused, completed, archived"}))
 		return
 	}
-	rows, err := a.pool.Query(r.Context(), `SELECT `+projectColumns+` FROM projects p
-		WHERE p.user_id = $1 AND ($2 = '' OR p.status = $2) ORDER BY p.status = 'archived', p.updated_at DESC`, user(r), status)
-	if err != nil {
-		answer(w, r, 0, nil, err)
-		return
-	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Project, error) { return scanProject(row) })
-	answer(w, r, http.StatusOK, map[string]any{"items": nonNil(list)}, err)
+	list, err := a.store.Projects(r.Context(), user(r), status)
+	answer(w, r, http.StatusOK, map[string]any{"items": list}, err)
 }
 
 // CreateProject makes a project: name required; description, status, deadline, color.
@@ -157,14 +118,7 @@ func (a *API) CreateProject(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var id string
-	sql, args := p.insert("projects", []string{"user_id"}, []any{user(r)}, "id::text")
-	err := a.pool.QueryRow(r.Context(), sql, args...).Scan(&id)
-	if err != nil {
-		answer(w, r, 0, nil, err)
-		return
-	}
-	pr, err := scanProject(a.pool.QueryRow(r.Context(), `SELECT `+projectColumns+` FROM projects p WHERE p.id = $1 AND p.user_id = $2`, id, user(r)))
+	pr, err := a.store.CreateProject(r.Context(), user(r), p.changes)
 	answer(w, r, http.StatusCreated, pr, err)
 }
 
@@ -183,7 +137,7 @@ func (a *API) GetProject(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	pr, err := scanProject(a.pool.QueryRow(r.Context(), `SELECT `+projectColumns+` FROM projects p WHERE p.id = $1 AND p.user_id = $2`, id, user(r)))
+	pr, err := a.store.Project(r.Context(), user(r), id)
 	answer(w, r, http.StatusOK, pr, err)
 }
 
@@ -198,7 +152,7 @@ func (a *API) UpdateProject(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := a.update(r.Context(), "projects", id, user(r), p); err != nil {
+	if err := a.store.UpdateProject(r.Context(), user(r), id, p.changes); err != nil {
 		answer(w, r, 0, nil, err)
 		return
 	}
@@ -208,49 +162,16 @@ func (a *API) UpdateProject(w http.ResponseWriter, r *http.Request) {
 // DeleteProject removes a project with its tasks, milestones and paper links (the
 // papers stay in the library).
 func (a *API) DeleteProject(w http.ResponseWriter, r *http.Request) {
-	noContent(w, r, a.deleteRow(r, "projects"))
+	noContent(w, r, a.deleteRow(r, a.store.DeleteProject))
 }
 
-// update applies p to the caller's row id of table.
-func (a *API) update(ctx context.Context, table string, id, owner uuid.UUID, p *patch) error {
-	set, args := p.setClause(3)
-	tag, err := a.pool.Exec(ctx, `UPDATE `+table+` SET `+set+` WHERE id = $1 AND user_id = $2`, append([]any{id, owner}, args...)...)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return nil
-}
-
-func (a *API) deleteRow(r *http.Request, table string) error {
+// deleteRow deletes the caller's row of the path's {id} with del.
+func (a *API) deleteRow(r *http.Request, del func(ctx context.Context, owner, id uuid.UUID) error) error {
 	id, err := pathID(r, "id")
 	if err != nil {
 		return err
 	}
-	tag, err := a.pool.Exec(r.Context(), `DELETE FROM `+table+` WHERE id = $1 AND user_id = $2`, id, user(r))
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return nil
-}
-
-// ownedProject checks the project is the caller's.
-func (a *API) ownedProject(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, id, owner uuid.UUID) error {
-	var ok bool
-	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projects WHERE id = $1 AND user_id = $2)`, id, owner).Scan(&ok); err != nil {
-		return err
-	}
-	if !ok {
-		return ErrNotFound
-	}
-	return nil
+	return del(r.Context(), user(r), id)
 }
 
 // ---- tasks ----
@@ -277,14 +198,8 @@ func (a *API) ListTasks(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	rows, err := a.pool.Query(r.Context(), `SELECT `+taskColumns+` FROM tasks
-		WHERE project_id = $1 AND user_id = $2 ORDER BY status = 'done', sort_order, priority, created_at`, id, user(r))
-	if err != nil {
-		answer(w, r, 0, nil, err)
-		return
-	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Task, error) { return scanTask(row) })
-	answer(w, r, http.StatusOK, map[string]any{"items": nonNil(list)}, err)
+	list, err := a.store.Tasks(r.Context(), user(r), id)
+	answer(w, r, http.StatusOK, map[string]any{"items": list}, err)
 }
 
 // CreateTask adds a task to one of the caller's projects.
@@ -298,13 +213,14 @@ func (a *API) CreateTask(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var parent any
+	var parent *uuid.UUID
 	if p.has("parent_task_id") && !p.isNull("parent_task_id") {
 		var s string
 		if json.Unmarshal(p.raw["parent_task_id"], &s) != nil || uuid.Validate(s) != nil {
 			p.fail("parent_task_id", "must be a task id")
 		} else {
-			parent = s
+			id := uuid.MustParse(s)
+			parent = &id
 		}
 	}
 	if err := p.err(); err != nil {
@@ -312,15 +228,12 @@ func (a *API) CreateTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if parent != nil {
-		var ok bool
-		if err := a.pool.QueryRow(r.Context(), `SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND user_id = $2 AND project_id = $3)`,
-			parent, user(r), projectID).Scan(&ok); err != nil || !ok {
+		if ok, err := a.store.HasTask(r.Context(), user(r), projectID, *parent); err != nil || !ok {
 			answer(w, r, 0, nil, respond.Invalid("The parent task is not in this project.", respond.FieldError{Field: "parent_task_id", Message: "must be a task of this project"}))
 			return
 		}
 	}
-	sql, args := p.insert("tasks", []string{"user_id", "project_id", "parent_task_id"}, []any{user(r), projectID, parent}, taskColumns)
-	t, err := scanTask(a.pool.QueryRow(r.Context(), sql, args...))
+	t, err := a.store.CreateTask(r.Context(), user(r), projectID, parent, p.changes)
 	answer(w, r, http.StatusCreated, t, err)
 }
 
@@ -331,7 +244,7 @@ func (a *API) GetTask(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	t, err := scanTask(a.pool.QueryRow(r.Context(), `SELECT `+taskColumns+` FROM tasks WHERE id = $1 AND user_id = $2`, id, user(r)))
+	t, err := a.store.Task(r.Context(), user(r), id)
 	answer(w, r, http.StatusOK, t, err)
 }
 
@@ -346,15 +259,13 @@ func (a *API) UpdateTask(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	set, args := p.setClause(3)
-	t, err := scanTask(a.pool.QueryRow(r.Context(), `UPDATE tasks SET `+set+` WHERE id = $1 AND user_id = $2 RETURNING `+taskColumns,
-		append([]any{id, user(r)}, args...)...))
+	t, err := a.store.UpdateTask(r.Context(), user(r), id, p.changes)
 	answer(w, r, http.StatusOK, t, err)
 }
 
 // DeleteTask removes a task and its subtasks.
 func (a *API) DeleteTask(w http.ResponseWriter, r *http.Request) {
-	noContent(w, r, a.deleteRow(r, "tasks"))
+	noContent(w, r, a.deleteRow(r, a.store.DeleteTask))
 }
 
 // ---- milestones ----
@@ -375,14 +286,8 @@ func (a *API) ListMilestones(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	rows, err := a.pool.Query(r.Context(), `SELECT `+milestoneColumns+` FROM milestones
-		WHERE project_id = $1 AND user_id = $2 ORDER BY due_date, created_at`, id, user(r))
-	if err != nil {
-		answer(w, r, 0, nil, err)
-		return
-	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Milestone, error) { return scanMilestone(row) })
-	answer(w, r, http.StatusOK, map[string]any{"items": nonNil(list)}, err)
+	list, err := a.store.Milestones(r.Context(), user(r), id)
+	answer(w, r, http.StatusOK, map[string]any{"items": list}, err)
 }
 
 // CreateMilestone adds a milestone: title and due_date required.
@@ -396,8 +301,7 @@ func (a *API) CreateMilestone(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sql, args := p.insert("milestones", []string{"user_id", "project_id"}, []any{user(r), projectID}, milestoneColumns)
-	m, err := scanMilestone(a.pool.QueryRow(r.Context(), sql, args...))
+	m, err := a.store.CreateMilestone(r.Context(), user(r), projectID, p.changes)
 	answer(w, r, http.StatusCreated, m, err)
 }
 
@@ -408,7 +312,7 @@ func (a *API) GetMilestone(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	m, err := scanMilestone(a.pool.QueryRow(r.Context(), `SELECT `+milestoneColumns+` FROM milestones WHERE id = $1 AND user_id = $2`, id, user(r)))
+	m, err := a.store.Milestone(r.Context(), user(r), id)
 	answer(w, r, http.StatusOK, m, err)
 }
 
@@ -423,15 +327,13 @@ func (a *API) UpdateMilestone(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	set, args := p.setClause(3)
-	m, err := scanMilestone(a.pool.QueryRow(r.Context(), `UPDATE milestones SET `+set+` WHERE id = $1 AND user_id = $2 RETURNING `+milestoneColumns,
-		append([]any{id, user(r)}, args...)...))
+	m, err := a.store.UpdateMilestone(r.Context(), user(r), id, p.changes)
 	answer(w, r, http.StatusOK, m, err)
 }
 
 // DeleteMilestone removes a milestone.
 func (a *API) DeleteMilestone(w http.ResponseWriter, r *http.Request) {
-	noContent(w, r, a.deleteRow(r, "milestones"))
+	noContent(w, r, a.deleteRow(r, a.store.DeleteMilestone))
 }
 
 // ---- project papers ----
@@ -443,12 +345,7 @@ func (a *API) ListPapers(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	rows, err := a.pool.Query(r.Context(), `SELECT paper_id FROM project_papers WHERE project_id = $1 AND user_id = $2 ORDER BY added_at`, id, user(r))
-	if err != nil {
-		answer(w, r, 0, nil, err)
-		return
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	ids, err := a.store.PaperIDs(r.Context(), user(r), id)
 	if err != nil {
 		answer(w, r, 0, nil, err)
 		return
@@ -490,18 +387,7 @@ func (a *API) LinkPaper(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	owner := user(r)
-	err = pgx.BeginFunc(r.Context(), a.pool, func(tx pgx.Tx) error {
-		if err := a.ownedProject(r.Context(), tx, projectID, owner); err != nil {
-			return err
-		}
-		if err := papers.AddToLibraryTx(r.Context(), tx, owner, paperID, "project_link"); err != nil {
-			return err
-		}
-		_, err := tx.Exec(r.Context(), `
-			INSERT INTO project_papers (project_id, paper_id, user_id) VALUES ($1, $2, $3)
-			ON CONFLICT (project_id, paper_id) DO NOTHING`, projectID, paperID, owner)
-		return err
-	})
+	err = a.store.LinkPaper(r.Context(), owner, projectID, paperID)
 	if err != nil {
 		answer(w, r, 0, nil, err)
 		return
@@ -522,17 +408,5 @@ func (a *API) UnlinkPaper(w http.ResponseWriter, r *http.Request) {
 		answer(w, r, 0, nil, err)
 		return
 	}
-	tag, err := a.pool.Exec(r.Context(), `DELETE FROM project_papers WHERE project_id = $1 AND paper_id = $2 AND user_id = $3`,
-		projectID, paperID, user(r))
-	if err == nil && tag.RowsAffected() == 0 {
-		err = ErrNotFound
-	}
-	noContent(w, r, err)
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+	noContent(w, r, a.store.UnlinkPaper(r.Context(), user(r), projectID, paperID))
 }

@@ -71,10 +71,9 @@ type Milestone struct {
 // patch is a JSON object whose fields may be absent (leave as is), null (clear) or
 // set. It validates as it reads and collects every field error.
 type patch struct {
-	raw    map[string]json.RawMessage
-	errs   []respond.FieldError
-	fields []string // columns to set, in order
-	args   []any
+	raw     map[string]json.RawMessage
+	errs    []respond.FieldError
+	changes Changes // the columns to set, in order
 }
 
 func newPatch(body map[string]json.RawMessage, allowed ...string) *patch {
@@ -95,10 +94,7 @@ func (p *patch) has(k string) bool { _, ok := p.raw[k]; return ok }
 
 func (p *patch) isNull(k string) bool { return string(p.raw[k]) == "null" }
 
-func (p *patch) set(col string, v any) {
-	p.fields = append(p.fields, col)
-	p.args = append(p.args, v)
-}
+func (p *patch) set(col string, v any) { p.changes.set(col, v) }
 
 // text reads a string field of 1..max characters (min 0 when optional). A null
 // clears an optional field.
@@ -253,9 +249,6 @@ func (p *patch) err() error {
 	return respond.Invalid("Some fields are not valid.", p.errs...)
 }
 
-// stampNow marks a timestamp column to be set to now() (or kept, when already set).
-const stampNow = "\x00now"
-
 // stamp sets a completion column: now() when done is true (keeping an earlier
 // stamp), NULL otherwise.
 func (p *patch) stamp(col string, done bool) {
@@ -264,40 +257,4 @@ func (p *patch) stamp(col string, done bool) {
 	} else {
 		p.set(col, nil)
 	}
-}
-
-// setClause renders the SET list of an UPDATE: updated_at, then every field set,
-// numbered from $start; it returns the list and its arguments.
-func (p *patch) setClause(start int) (string, []any) {
-	parts := []string{"updated_at = now()"}
-	var args []any
-	for i, f := range p.fields {
-		if p.args[i] == stampNow {
-			parts = append(parts, f+" = coalesce("+f+", now())")
-			continue
-		}
-		args = append(args, p.args[i])
-		parts = append(parts, fmt.Sprintf("%s = $%d", f, start+len(args)-1))
-	}
-	return strings.Join(parts, ", "), args
-}
-
-// insert renders an INSERT into table of the given columns and values and every
-// field set, returning returning.
-func (p *patch) insert(table string, cols []string, vals []any, returning string) (string, []any) {
-	places := make([]string, len(cols))
-	for i := range cols {
-		places[i] = fmt.Sprintf("$%d", i+1)
-	}
-	args := append([]any(nil), vals...)
-	for i, f := range p.fields {
-		cols = append(cols, f)
-		if p.args[i] == stampNow {
-			places = append(places, "now()")
-			continue
-		}
-		args = append(args, p.args[i])
-		places = append(places, fmt.Sprintf("$%d", len(args)))
-	}
-	return `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES (` + strings.Join(places, ", ") + `) RETURNING ` + returning, args
 }

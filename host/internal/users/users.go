@@ -144,6 +144,84 @@ func Count(ctx context.Context, q Querier) (int, error) {
 	return n, err
 }
 
+// ListLive returns every live (not deleted) account, by id.
+func ListLive(ctx context.Context, q Querier) ([]User, error) {
+	rows, err := q.Query(ctx, `SELECT `+columns+` FROM users WHERE deleted_at IS NULL ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("users: list live: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (User, error) { return scanUser(row) })
+	if err != nil {
+		return nil, fmt.Errorf("users: list live: %w", err)
+	}
+	return out, nil
+}
+
+// ErrNotSole means the instance does not have exactly one live account.
+var ErrNotSole = errors.New("users: not exactly one live account")
+
+// SoleLive returns the only live account; ErrNotSole when there are none or more
+// than one.
+func SoleLive(ctx context.Context, q Querier) (User, error) {
+	rows, err := q.Query(ctx, `SELECT id FROM users WHERE deleted_at IS NULL LIMIT 2`)
+	if err != nil {
+		return User{}, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return User{}, err
+	}
+	if len(ids) != 1 {
+		return User{}, ErrNotSole
+	}
+	return LiveByID(ctx, q, ids[0])
+}
+
+// SoleAdmin returns the id of the only live admin; ErrNotSole when there are none
+// or more than one.
+func SoleAdmin(ctx context.Context, q Querier) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := q.QueryRow(ctx, `
+		SELECT min(id::text)::uuid FROM users WHERE role = 'admin' AND deleted_at IS NULL
+		HAVING count(*) = 1`).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, ErrNotSole
+	}
+	return id, err
+}
+
+// ErrOnboarded means the instance has an account already, so it has its first admin.
+var ErrOnboarded = errors.New("users: the instance already has its first account")
+
+// CreateFirstAdminTx creates the instance's first account, an admin, inside tx; with
+// any account in place it is ErrOnboarded. Concurrent calls queue on a lock, so the
+// second finds the first's account.
+func CreateFirstAdminTx(ctx context.Context, tx pgx.Tx, email string) (User, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('lectern.onboarding'))`); err != nil {
+		return User{}, err
+	}
+	n, err := Count(ctx, tx)
+	if err != nil {
+		return User{}, err
+	}
+	if n > 0 {
+		return User{}, ErrOnboarded
+	}
+	return Create(ctx, tx, email, RoleAdmin)
+}
+
+// QueueTimezone queues on b the read of the account's time zone (an IANA name), into
+// *dst when the batch runs; a missing account fails the batch with ErrNotFound.
+func QueueTimezone(b *pgx.Batch, id uuid.UUID, dst *string) {
+	b.Queue(`SELECT timezone FROM users WHERE id = $1`, id).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(dst)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		return err
+	})
+}
+
 // lockAdmins serializes changes that could remove the last admin.
 func lockAdmins(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('lectern.users.admins'))`)
