@@ -28,10 +28,6 @@ type exception struct {
 	Reason  string
 }
 
-// beingMoved is the reason of an exception another part of issue 15 removes: the
-// integrator drops each one as its branch lands (the test fails on a stale one).
-const beingMoved = "issue 15: being moved"
-
 // exceptions are the packages allowed to name a table they do not own.
 var exceptions = []exception{
 	// chunk_embeddings (owned by vectorstore/embedded) hangs off paper_chunks and has
@@ -42,21 +38,6 @@ var exceptions = []exception{
 	// The re-embed job's queries (passages without a vector of a model) live with
 	// chunk_embeddings for the same reason.
 	{"paper_chunks", "internal/vectorstore/embedded", "chunk_embeddings is keyed by paper_chunks' id; read-only joins"},
-	// learning's handlers check a paper's and a chunk's visibility; its optimizer
-	// keeps fitted parameters in user_config; its analytics read the user's timezone.
-	{"papers", "internal/learning", beingMoved},
-	{"user_library", "internal/learning", beingMoved},
-	{"paper_chunks", "internal/learning", beingMoved},
-	{"user_config", "internal/learning", beingMoved},
-	{"users", "internal/learning", beingMoved},
-	// Sign-in writes users, sessions and tokens that the users package also purges.
-	{"users", "internal/auth", beingMoved},
-	{"magic_link_tokens", "internal/users", beingMoved},
-	{"user_sessions", "internal/users", beingMoved},
-	// The scheduler lists users with their timezones.
-	{"users", "internal/jobs", beingMoved},
-	// The evals create a throwaway user to own the fixture corpus they index.
-	{"users", "internal/evals", beingMoved},
 }
 
 // tableRef finds a table named after a SQL keyword that takes one.
@@ -192,11 +173,7 @@ func TestOneOwnerPerTable(t *testing.T) {
 
 // handlerFileExceptions are api.go and handlers.go files still allowed to run SQL,
 // each with its reason.
-var handlerFileExceptions = map[string]string{
-	"internal/auth/handlers.go": beingMoved,
-	"internal/learning/api.go":  beingMoved,
-	"internal/projects/api.go":  beingMoved,
-}
+var handlerFileExceptions = map[string]string{}
 
 // TestHandlersRunNoSQL fails when an api.go or handlers.go of a host package runs a
 // query on a pool or a transaction itself instead of calling its area's store.

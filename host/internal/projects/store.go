@@ -274,8 +274,13 @@ func (s *Store) DeleteMilestone(ctx context.Context, owner, id uuid.UUID) error 
 // ---- project papers ----
 
 // PaperIDs returns the ids of the papers linked to one of the owner's projects, in
-// the order they were linked.
+// the order they were linked; ErrNotFound when the project is not theirs or does
+// not exist. Other areas (rag's project scope) ask this instead of reading
+// project_papers.
 func (s *Store) PaperIDs(ctx context.Context, owner, projectID uuid.UUID) ([]uuid.UUID, error) {
+	if err := ownedProject(ctx, s.pool, projectID, owner); err != nil {
+		return nil, err
+	}
 	rows, err := s.pool.Query(ctx, `SELECT paper_id FROM project_papers WHERE project_id = $1 AND user_id = $2 ORDER BY added_at`, projectID, owner)
 	if err != nil {
 		return nil, fmt.Errorf("projects: papers: %w", err)

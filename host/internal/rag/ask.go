@@ -328,7 +328,7 @@ func (s *Service) scopePapers(ctx context.Context, userID uuid.UUID, q Question)
 	case ScopeLibrary:
 		ids, err = papers.New(s.Pool).LibraryIDs(ctx, userID)
 	case ScopeProject:
-		ids, err = projects.PaperIDs(ctx, s.Pool, userID, q.ProjectID)
+		ids, err = projects.New(s.Pool).PaperIDs(ctx, userID, q.ProjectID)
 		if errors.Is(err, projects.ErrNotFound) {
 			return nil, true, ErrNotFound
 		}
