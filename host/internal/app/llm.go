@@ -16,8 +16,8 @@ import (
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
-	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
 	"github.com/lectern-research/lectern/sdk/llm"
+	"github.com/lectern-research/lectern/sdk/llm/extractive"
 )
 
 // newGateway returns the LLM gateway of the configuration: roles served by the

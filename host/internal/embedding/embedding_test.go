@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/embedding"
-	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
 	"github.com/lectern-research/lectern/sdk/llm"
+	"github.com/lectern-research/lectern/sdk/llm/extractive"
 )
 
 // short answers one vector too few: a provider breaking the contract.

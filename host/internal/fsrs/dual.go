@@ -84,11 +84,6 @@ func (a dual) log() dual { return a.chain(math.Log(a.v), 1/a.v) }
 // pow is a^b for a positive base.
 func (a dual) pow(b dual) dual { return a.log().mul(b).exp() }
 
-// powConst is a^c for a constant exponent.
-func (a dual) powConst(c float64) dual {
-	return a.chain(math.Pow(a.v, c), c*math.Pow(a.v, c-1))
-}
-
 // clamp keeps a within [lo, hi]; outside, the gradient is zero as in the
 // reference trainers' clamps.
 func (a dual) clamp(lo, hi float64) dual {

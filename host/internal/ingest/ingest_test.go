@@ -28,7 +28,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/pdftext/pdftexttest"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
-	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
+	"github.com/lectern-research/lectern/sdk/llm/extractive"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

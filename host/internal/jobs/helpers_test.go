@@ -267,7 +267,6 @@ type testKinds struct {
 
 	mu       sync.Mutex
 	failures []jobs.FailureEvent
-	purges   int
 }
 
 func newTestKinds() *testKinds {

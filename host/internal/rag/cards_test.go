@@ -18,8 +18,8 @@ import (
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
-	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
 	"github.com/lectern-research/lectern/sdk/llm"
+	"github.com/lectern-research/lectern/sdk/llm/extractive"
 )
 
 // A passage written for this test: prose about reciprocal rank fusion, plus lines

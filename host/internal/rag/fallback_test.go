@@ -16,8 +16,8 @@ import (
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
-	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
 	"github.com/lectern-research/lectern/sdk/llm"
+	"github.com/lectern-research/lectern/sdk/llm/extractive"
 	"github.com/lectern-research/lectern/sdk/protocol"
 )
 

@@ -23,8 +23,8 @@ import (
 	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
-	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
 	"github.com/lectern-research/lectern/sdk/llm"
+	"github.com/lectern-research/lectern/sdk/llm/extractive"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -208,7 +208,7 @@ func TestSummaryAndExtractionQuotesAreChecked(t *testing.T) {
 		require.NotNil(t, f.Page)
 	}
 	require.Equal(t, "HIGH", sum.Confidence)
-	again, cached, err := b.svc.Summarize(ctx, b.bob, paperID, false)
+	again, _, err := b.svc.Summarize(ctx, b.bob, paperID, false)
 	require.Error(t, err, "Bob cannot see Ann's upload")
 	require.Nil(t, again)
 	again, cached, err = b.svc.Summarize(ctx, b.ann, paperID, false)

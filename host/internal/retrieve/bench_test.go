@@ -17,7 +17,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
-	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
+	"github.com/lectern-research/lectern/sdk/llm/extractive"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

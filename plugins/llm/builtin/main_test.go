@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lectern-research/lectern/plugins/llm/builtin/extractive"
 	"github.com/lectern-research/lectern/sdk/launch"
 	"github.com/lectern-research/lectern/sdk/llm"
+	"github.com/lectern-research/lectern/sdk/llm/extractive"
 	"github.com/lectern-research/lectern/sdk/plugintest"
 	"github.com/lectern-research/lectern/sdk/protocol"
 )

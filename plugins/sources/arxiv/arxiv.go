@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"regexp"
 	"slices"
@@ -171,7 +172,7 @@ func (a *Arxiv) Search(ctx context.Context, req *source.SearchRequest) (*source.
 	if q == "" && req.Filters.IsZero() {
 		return nil, protocol.BadRequest("arxiv: a search needs a query or a filter")
 	}
-	start, err := parseCursor(req.Cursor)
+	start, err := source.ParseOffset(req.Cursor, math.MaxInt)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +190,7 @@ func (a *Arxiv) Search(ctx context.Context, req *source.SearchRequest) (*source.
 	if req.Sort == source.SortNewest {
 		sortBy = "submittedDate"
 	}
-	return a.query(ctx, req.Credentials, strings.Join(clauses, " AND "), sortBy, start, pageSize(req.PageSize))
+	return a.query(ctx, req.Credentials, strings.Join(clauses, " AND "), sortBy, start, source.PageSize(req.PageSize))
 }
 
 // Get looks a paper up by arXiv id (with its version when given) through id_list.
@@ -205,13 +206,13 @@ func (a *Arxiv) Get(ctx context.Context, req *source.GetRequest) (*source.GetRes
 	if req.IDs.Empty() {
 		return nil, protocol.BadRequest("arxiv: no identifier given")
 	}
-	raw := cleanArxivID(req.IDs.ArXivID)
-	id, v := splitVersion(raw)
+	raw := paper.TrimArXivID(req.IDs.ArXivID)
+	id, v, _ := paper.ParseArXivID(raw)
 	if req.IDs.ArXivVersion > 0 && id != "" {
 		v = req.IDs.ArXivVersion
 	}
 	if id == "" && raw == "" {
-		id, v = splitVersion(arxivFromDOI(normalizeDOI(req.IDs.DOI)))
+		id, v, _ = paper.ParseArXivID(paper.ArXivFromDOI(paper.NormalizeDOI(req.IDs.DOI)))
 	}
 	idList := id
 	switch {
@@ -266,7 +267,7 @@ func (a *Arxiv) Recent(ctx context.Context, req *source.RecentRequest) (*source.
 	if len(alts) == 0 {
 		return nil, protocol.BadRequest("arxiv: recent needs topics or categories")
 	}
-	start, err := parseCursor(req.Cursor)
+	start, err := source.ParseOffset(req.Cursor, math.MaxInt)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +275,7 @@ func (a *Arxiv) Recent(ctx context.Context, req *source.RecentRequest) (*source.
 	if !req.Since.IsZero() {
 		clauses = append(clauses, dateRange(req.Since, time.Now().Add(24*time.Hour)))
 	}
-	return a.query(ctx, req.Credentials, strings.Join(clauses, " AND "), "submittedDate", start, pageSize(req.PageSize))
+	return a.query(ctx, req.Credentials, strings.Join(clauses, " AND "), "submittedDate", start, source.PageSize(req.PageSize))
 }
 
 // AuthorPapers lists papers by an author name (au:"name") since req.Since, newest
@@ -284,7 +285,7 @@ func (a *Arxiv) AuthorPapers(ctx context.Context, req *source.AuthorPapersReques
 	if name == "" {
 		return nil, protocol.BadRequest("arxiv: author papers need an author name (arXiv has no ORCID or author ids)")
 	}
-	start, err := parseCursor(req.Cursor)
+	start, err := source.ParseOffset(req.Cursor, math.MaxInt)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +293,7 @@ func (a *Arxiv) AuthorPapers(ctx context.Context, req *source.AuthorPapersReques
 	if !req.Since.IsZero() {
 		clauses = append(clauses, dateRange(req.Since, time.Now().Add(24*time.Hour)))
 	}
-	return a.query(ctx, req.Credentials, strings.Join(clauses, " AND "), "submittedDate", start, pageSize(req.PageSize))
+	return a.query(ctx, req.Credentials, strings.Join(clauses, " AND "), "submittedDate", start, source.PageSize(req.PageSize))
 }
 
 func (a *Arxiv) query(ctx context.Context, creds map[string]string, searchQuery, sortBy string, start, size int) (*source.Page, error) {
@@ -348,27 +349,9 @@ func feedPage(feed *atomFeed, start, size int) *source.Page {
 	}
 	next := start + len(feed.Entries)
 	if len(feed.Entries) > 0 && next < feed.TotalResults {
-		page.NextCursor = strconv.Itoa(next)
+		page.NextCursor = source.OffsetCursor(next)
 	}
 	return page
-}
-
-func parseCursor(c string) (int, error) {
-	if c == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(c)
-	if err != nil || n < 0 {
-		return 0, protocol.BadRequest("arxiv: cursor %q is not one this source issued", c)
-	}
-	return n, nil
-}
-
-func pageSize(n int) int {
-	if n <= 0 {
-		return source.DefaultPageSize
-	}
-	return min(n, source.MaxPageSize)
 }
 
 // fieldSyntax spots a query already written in arXiv's field syntax.
@@ -542,13 +525,13 @@ func feedPapers(f *atomFeed) []paper.Paper {
 // entryPaper normalizes one Atom entry. Entries without an arXiv id or a title
 // (arXiv's placeholder for an unknown id) are dropped.
 func entryPaper(e *atomEntry) (paper.Paper, bool) {
-	id, v := splitVersion(cleanArxivID(e.ID))
+	id, v, _ := paper.ParseArXivID(e.ID)
 	title := collapse(e.Title)
 	if id == "" || title == "" || strings.Contains(e.ID, errorsID) {
 		return paper.Paper{}, false
 	}
 	p := paper.Paper{
-		IDs:        paper.IDs{ArXivID: id, ArXivVersion: v, DOI: normalizeDOI(firstField(e.DOI))},
+		IDs:        paper.IDs{ArXivID: id, ArXivVersion: v, DOI: paper.NormalizeDOI(firstField(e.DOI))},
 		Title:      title,
 		Abstract:   collapse(e.Summary),
 		Source:     "arxiv",
@@ -604,65 +587,8 @@ func entryPaper(e *atomEntry) (paper.Paper, bool) {
 }
 
 var (
-	versionRE  = regexp.MustCompile(`^(.+?)v(\d+)$`)
-	arxivIDRE  = regexp.MustCompile(`^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})$`)
-	doiArxivRE = regexp.MustCompile(`^10\.48550/arxiv\.(.+)$`)
-	spaceRE    = regexp.MustCompile(`\s+`)
+	spaceRE = regexp.MustCompile(`\s+`)
 )
-
-// cleanArxivID strips URL and "arXiv:" prefixes: "http://arxiv.org/abs/2104.12255v1"
-// becomes "2104.12255v1", "arXiv:astro-ph/0601001" becomes "astro-ph/0601001".
-func cleanArxivID(s string) string {
-	s = strings.TrimSpace(s)
-	for _, marker := range []string{"/abs/", "/pdf/"} {
-		if i := strings.Index(s, marker); i >= 0 {
-			s = s[i+len(marker):]
-		}
-	}
-	s = strings.TrimSuffix(s, ".pdf")
-	if len(s) > 6 && strings.EqualFold(s[:6], "arxiv:") {
-		s = s[6:]
-	}
-	return strings.TrimSpace(s)
-}
-
-// splitVersion splits "2104.12255v1" into ("2104.12255", 1) and
-// "astro-ph/0601001v2" into ("astro-ph/0601001", 2); an id without version gives 0.
-// Something that is no arXiv id gives ("", 0).
-func splitVersion(s string) (string, int) {
-	id, v := s, 0
-	if m := versionRE.FindStringSubmatch(s); m != nil {
-		id = m[1]
-		v, _ = strconv.Atoi(m[2])
-	}
-	if !arxivIDRE.MatchString(id) {
-		return "", 0
-	}
-	return id, v
-}
-
-// arxivFromDOI returns the arXiv id in arXiv's own DataCite DOI
-// (10.48550/arxiv.2312.07559), else "".
-func arxivFromDOI(doi string) string {
-	if m := doiArxivRE.FindStringSubmatch(doi); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-// normalizeDOI lower-cases a DOI and strips resolver prefixes ("https://doi.org/",
-// "doi:"); "" when the result is not a DOI.
-func normalizeDOI(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	for _, p := range []string{"https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi.org/", "doi:"} {
-		s = strings.TrimPrefix(s, p)
-	}
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "10.") || !strings.Contains(s, "/") || strings.ContainsAny(s, " \t\n") {
-		return ""
-	}
-	return s
-}
 
 func firstField(s string) string {
 	if f := strings.Fields(s); len(f) > 0 {

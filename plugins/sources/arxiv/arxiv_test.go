@@ -332,45 +332,6 @@ func TestQueryBuilding(t *testing.T) {
 	}
 }
 
-func TestIdentifiers(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in      string
-		wantID  string
-		wantVer int
-	}{
-		{"2104.12255v1", "2104.12255", 1},
-		{"2104.12255", "2104.12255", 0},
-		{"http://arxiv.org/abs/2403.16981v2", "2403.16981", 2},
-		{"https://arxiv.org/pdf/2403.16981v12.pdf", "2403.16981", 12},
-		{"arXiv:astro-ph/0601001v1", "astro-ph/0601001", 1},
-		{"math.GT/0309136", "math.GT/0309136", 0},
-		{"abc", "", 0},
-		{"", "", 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			t.Parallel()
-			id, v := splitVersion(cleanArxivID(tc.in))
-			require.Equal(t, tc.wantID, id)
-			require.Equal(t, tc.wantVer, v)
-		})
-	}
-	dois := []struct{ in, want string }{
-		{"https://doi.org/10.1109/ICSTW55395.2022.00035", "10.1109/icstw55395.2022.00035"},
-		{"doi:10.1145/3395363.3397376", "10.1145/3395363.3397376"},
-		{"http://dx.doi.org/10.5121/VLSIC.2012.3205", "10.5121/vlsic.2012.3205"},
-		{"not a doi", ""},
-	}
-	for _, tc := range dois {
-		t.Run("doi "+tc.in, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.want, normalizeDOI(tc.in))
-		})
-	}
-	require.Equal(t, "2312.07559", arxivFromDOI("10.48550/arxiv.2312.07559"))
-}
-
 func TestConfigure(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -593,7 +554,7 @@ func fakeArxiv(t *testing.T, dir string) *httptest.Server {
 	require.NoError(t, err)
 	for _, f := range files {
 		for _, e := range entryRE.FindAllString(string(plugintest.ReadFixture(t, dir, filepath.Base(f))), -1) {
-			id := cleanArxivID(idRE.FindStringSubmatch(e)[1])
+			id := strings.TrimPrefix(idRE.FindStringSubmatch(e)[1], "http://arxiv.org/abs/")
 			if strings.Contains(e, errorsID) || seen[id] {
 				continue
 			}
@@ -618,7 +579,7 @@ func fakeArxiv(t *testing.T, dir string) *httptest.Server {
 		if ids := q.Get("id_list"); ids != "" {
 			var out []entry
 			for _, want := range strings.Split(ids, ",") {
-				id, _ := splitVersion(want)
+				id, _, _ := paper.ParseArXivID(want)
 				if id == "" {
 					w.WriteHeader(http.StatusBadRequest)
 					_, _ = w.Write(errFeed)

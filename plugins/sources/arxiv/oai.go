@@ -280,16 +280,16 @@ func recordPaper(rec *oaiRecord) (oaiPaper, bool) {
 	if rec.Header.Status == "deleted" || raw == nil {
 		return oaiPaper{}, false
 	}
-	id, _ := splitVersion(strings.TrimSpace(raw.ID))
+	id, _, _ := paper.ParseArXivID(raw.ID)
 	if id == "" {
-		id, _ = splitVersion(strings.TrimPrefix(strings.TrimSpace(rec.Header.Identifier), oaiIDPrefix))
+		id, _, _ = paper.ParseArXivID(strings.TrimPrefix(strings.TrimSpace(rec.Header.Identifier), oaiIDPrefix))
 	}
 	title := collapse(raw.Title)
 	if id == "" || title == "" {
 		return oaiPaper{}, false
 	}
 	p := paper.Paper{
-		IDs:        paper.IDs{ArXivID: id, DOI: normalizeDOI(firstField(raw.DOI))},
+		IDs:        paper.IDs{ArXivID: id, DOI: paper.NormalizeDOI(firstField(raw.DOI))},
 		Title:      title,
 		Abstract:   collapse(raw.Abstract),
 		Authors:    parseAuthors(raw.Authors),
@@ -664,7 +664,7 @@ func (a *Arxiv) recentOAI(ctx context.Context, s settings, req *source.RecentReq
 	if !req.Since.IsZero() {
 		from = req.Since.UTC().Format(time.DateOnly) // arXiv's datestamps are days
 	}
-	size := pageSize(req.PageSize)
+	size := source.PageSize(req.PageSize)
 	for fetch := 1; ; fetch++ {
 		l, err := a.listRecords(ctx, s, cur.set, from, cur.token)
 		if err != nil {

@@ -185,7 +185,7 @@ func (c *Crossref) Get(ctx context.Context, req *source.GetRequest) (*source.Get
 	if req.IDs.Empty() {
 		return nil, protocol.BadRequest("crossref: no identifier given")
 	}
-	doi := normalizeDOI(req.IDs.DOI)
+	doi := paper.TrimDOI(req.IDs.DOI)
 	if doi == "" {
 		return nil, protocol.NotFound("crossref: no DOI among %+v", req.IDs)
 	}
@@ -247,7 +247,7 @@ func (c *Crossref) list(ctx context.Context, creds map[string]string, params url
 	if err != nil {
 		return nil, err
 	}
-	size = pageSize(size)
+	size = source.PageSize(size)
 	params.Set("rows", strconv.Itoa(size))
 	params.Set("cursor", upstream)
 	if len(filters) > 0 {
@@ -315,13 +315,6 @@ func (c *Crossref) getJSON(ctx context.Context, cl call, path string, q url.Valu
 		return protocol.Unavailable(err, "crossref: unreadable answer: %v", err)
 	}
 	return nil
-}
-
-func pageSize(n int) int {
-	if n <= 0 {
-		return source.DefaultPageSize
-	}
-	return min(n, source.MaxPageSize)
 }
 
 // item is the Crossref work shape the plugin reads.
@@ -403,7 +396,7 @@ func (d dateParts) date() paper.Date {
 
 // itemPaper normalizes one Crossref work; one without DOI or any title is dropped.
 func itemPaper(it *item) (paper.Paper, bool) {
-	doi := normalizeDOI(it.DOI)
+	doi := paper.NormalizeDOI(it.DOI)
 	title := plain(first(it.Title))
 	container := plain(first(it.ContainerTitle))
 	if title == "" && container != "" && (it.Type == "journal-issue" || it.Type == "journal-volume") {
@@ -419,7 +412,7 @@ func itemPaper(it *item) (paper.Paper, bool) {
 		return paper.Paper{}, false
 	}
 	p := paper.Paper{
-		IDs:           paper.IDs{DOI: doi, ArXivID: arxivFromDOI(doi)},
+		IDs:           paper.IDs{DOI: doi, ArXivID: paper.ArXivFromDOI(doi)},
 		Title:         title,
 		Abstract:      jatsText(it.Abstract),
 		Source:        "crossref",
@@ -469,7 +462,7 @@ func itemPaper(it *item) (paper.Paper, bool) {
 		p.Authors = append(p.Authors, au)
 	}
 	for _, r := range it.Reference {
-		if d := normalizeDOI(r.DOI); d != "" {
+		if d := paper.NormalizeDOI(r.DOI); d != "" {
 			p.References = append(p.References, paper.IDs{DOI: d})
 		}
 	}
@@ -500,7 +493,6 @@ var (
 	blockEndRE  = regexp.MustCompile(`(?i)</(?:jats:)?(?:p|sec)>`)
 	spaceRE     = regexp.MustCompile(`\s+`)
 	orcidRE     = regexp.MustCompile(`\d{4}-\d{4}-\d{4}-\d{3}[\dX]`)
-	doiArxivRE  = regexp.MustCompile(`^10\.48550/arxiv\.(\d{4}\.\d{4,5})$`)
 )
 
 // crossrefType maps a Lectern work type to Crossref's; "" when Crossref has none.
@@ -570,27 +562,6 @@ func venueType(t string) string {
 // bareORCID returns "0000-0003-3902-2613" from the iD or its https://orcid.org URL.
 func bareORCID(s string) string {
 	return orcidRE.FindString(strings.ToUpper(s))
-}
-
-func arxivFromDOI(doi string) string {
-	if m := doiArxivRE.FindStringSubmatch(doi); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-// normalizeDOI lower-cases a DOI and strips resolver prefixes ("https://doi.org/",
-// "doi:"); "" when the result is not a DOI.
-func normalizeDOI(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	for _, p := range []string{"https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi.org/", "doi:"} {
-		s = strings.TrimPrefix(s, p)
-	}
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "10.") || !strings.Contains(s, "/") || strings.ContainsAny(s, " \t\n") {
-		return ""
-	}
-	return s
 }
 
 func httpURL(u string) string {

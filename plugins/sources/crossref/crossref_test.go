@@ -492,10 +492,10 @@ func TestNormalization(t *testing.T) {
 			require.Equal(t, tc.want, jatsText(tc.in))
 		})
 	}
-	require.Equal(t, "10.1023/a:1007154515475", normalizeDOI("https://dx.doi.org/10.1023/A:1007154515475"))
-	require.Equal(t, "", normalizeDOI("nope"))
+	require.Equal(t, "10.1023/a:1007154515475", paper.NormalizeDOI("https://dx.doi.org/10.1023/A:1007154515475"))
+	require.Equal(t, "", paper.NormalizeDOI("nope"))
 	require.Equal(t, "0000-0003-3902-2613", bareORCID("https://orcid.org/0000-0003-3902-2613"))
-	require.Equal(t, "2312.07559", arxivFromDOI("10.48550/arxiv.2312.07559"))
+	require.Equal(t, "2312.07559", paper.ArXivFromDOI("10.48550/arxiv.2312.07559"))
 	require.Equal(t, "H2O in water", plain("H<sub>2</sub>O in water"))
 }
 

@@ -216,7 +216,7 @@ func (o *OpenAlex) getWork(ctx context.Context, c call, ids paper.IDs) (*work, e
 	if id := openAlexID(ids.OpenAlexID); id != "" {
 		keys = append(keys, id)
 	}
-	if doi := normalizeDOI(ids.DOI); doi != "" {
+	if doi := paper.TrimDOI(ids.DOI); doi != "" {
 		keys = append(keys, "doi:"+doi)
 	}
 	if ids.PubMedID != "" {
@@ -324,7 +324,7 @@ func (o *OpenAlex) References(ctx context.Context, req *source.CitationsRequest)
 	if offset > len(refs) {
 		return nil, protocol.BadRequest("openalex: cursor %q is past the references", req.Cursor)
 	}
-	end := min(offset+min(pageSize(req.PageSize), maxORValues), len(refs))
+	end := min(offset+min(source.PageSize(req.PageSize), maxORValues), len(refs))
 	batch := make([]string, 0, end-offset)
 	for _, r := range refs[offset:end] {
 		if id := openAlexID(r); id != "" {
@@ -379,7 +379,7 @@ func (o *OpenAlex) list(ctx context.Context, creds map[string]string, search str
 	if err != nil {
 		return nil, err
 	}
-	size = pageSize(size)
+	size = source.PageSize(size)
 	q := url.Values{"per_page": {strconv.Itoa(size)}, "cursor": {upstream}, "select": {selectFields}}
 	if search != "" {
 		q.Set("search", search)
@@ -448,13 +448,6 @@ func (o *OpenAlex) getJSON(ctx context.Context, c call, path string, q url.Value
 		return protocol.Unavailable(err, "openalex: unreadable answer: %v", err)
 	}
 	return nil
-}
-
-func pageSize(n int) int {
-	if n <= 0 {
-		return source.DefaultPageSize
-	}
-	return min(n, source.MaxPageSize)
 }
 
 // The OpenAlex JSON shapes the plugin reads.
@@ -537,7 +530,7 @@ func workPaper(w *work) (paper.Paper, bool) {
 	p := paper.Paper{
 		IDs: paper.IDs{
 			OpenAlexID: openAlexID(w.ID),
-			DOI:        normalizeDOI(w.DOI),
+			DOI:        paper.NormalizeDOI(w.DOI),
 			PubMedID:   trimURL(idString(w.IDs, "pmid"), "pubmed.ncbi.nlm.nih.gov/"),
 			PMCID:      pmcid(idString(w.IDs, "pmcid")),
 		},
@@ -555,9 +548,9 @@ func workPaper(w *work) (paper.Paper, bool) {
 		p.IDs.PubMedID = ""
 	}
 	if p.IDs.DOI == "" {
-		p.IDs.DOI = normalizeDOI(idString(w.IDs, "doi"))
+		p.IDs.DOI = paper.NormalizeDOI(idString(w.IDs, "doi"))
 	}
-	p.IDs.ArXivID = arxivFromDOI(p.IDs.DOI)
+	p.IDs.ArXivID = paper.ArXivFromDOI(p.IDs.DOI)
 	if title == "" || p.IDs.Empty() {
 		return paper.Paper{}, false
 	}
@@ -704,7 +697,6 @@ var (
 	pmidRE       = regexp.MustCompile(`^\d{1,9}$`)
 	pmcidRE      = regexp.MustCompile(`PMC\d+`)
 	arxivAbsRE   = regexp.MustCompile(`arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})`)
-	doiArxivRE   = regexp.MustCompile(`^10\.48550/arxiv\.(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[a-z]{2})?/\d{7})$`)
 	spaceRE      = regexp.MustCompile(`\s+`)
 )
 
@@ -747,42 +739,11 @@ func bareORCID(s string) string {
 	return orcidRE.FindString(strings.ToUpper(s))
 }
 
-// arxivFromDOI returns the arXiv id in arXiv's DataCite DOI
-// (10.48550/arxiv.2312.07559), else "". Old-style ids keep their archive case.
-func arxivFromDOI(doi string) string {
-	m := doiArxivRE.FindStringSubmatch(doi)
-	if m == nil {
-		return ""
-	}
-	id := m[1]
-	if a, n, ok := strings.Cut(id, "/"); ok {
-		if arch, sub, ok := strings.Cut(a, "."); ok {
-			a = arch + "." + strings.ToUpper(sub)
-		}
-		id = a + "/" + n
-	}
-	return id
-}
-
 func arxivFromURL(u string) string {
 	if m := arxivAbsRE.FindStringSubmatch(u); m != nil {
 		return m[1]
 	}
 	return ""
-}
-
-// normalizeDOI lower-cases a DOI and strips resolver prefixes ("https://doi.org/",
-// "doi:"); "" when the result is not a DOI.
-func normalizeDOI(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	for _, p := range []string{"https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi.org/", "doi:"} {
-		s = strings.TrimPrefix(s, p)
-	}
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "10.") || !strings.Contains(s, "/") || strings.ContainsAny(s, " \t\n") {
-		return ""
-	}
-	return s
 }
 
 func looksLikePDF(u string) bool {

@@ -269,7 +269,7 @@ func TestPartialRecords(t *testing.T) {
 			t.Parallel()
 			var w work
 			require.NoError(t, json.Unmarshal(plugintest.ReadFixture(t, dir, tc.fixture), &w))
-			require.Equal(t, tc.doi, normalizeDOI(w.DOI))
+			require.Equal(t, tc.doi, paper.NormalizeDOI(w.DOI))
 			require.Equal(t, tc.oa, w.OpenAccess.IsOA)
 			if tc.pdf != "" {
 				require.True(t, looksLikePDF(w.OpenAccess.OAURL))
@@ -422,11 +422,11 @@ func TestIdentifiers(t *testing.T) {
 		{"author url", openAlexAuthorID("https://openalex.org/A5067011895"), "A5067011895"},
 		{"orcid url", bareORCID("https://orcid.org/0000-0002-5390-2695"), "0000-0002-5390-2695"},
 		{"orcid x", bareORCID("0000-0002-1694-233x"), "0000-0002-1694-233X"},
-		{"doi url", normalizeDOI("https://doi.org/10.1023/A:1007154515475"), "10.1023/a:1007154515475"},
-		{"doi prefix", normalizeDOI("doi:10.1093/NAR/gkw1164"), "10.1093/nar/gkw1164"},
-		{"not a doi", normalizeDOI("W123"), ""},
-		{"arxiv doi", arxivFromDOI("10.48550/arxiv.2312.07559"), "2312.07559"},
-		{"old arxiv doi", arxivFromDOI("10.48550/arxiv.math.gt/0309136"), "math.GT/0309136"},
+		{"doi url", paper.NormalizeDOI("https://doi.org/10.1023/A:1007154515475"), "10.1023/a:1007154515475"},
+		{"doi prefix", paper.NormalizeDOI("doi:10.1093/NAR/gkw1164"), "10.1093/nar/gkw1164"},
+		{"not a doi", paper.NormalizeDOI("W123"), ""},
+		{"arxiv doi", paper.ArXivFromDOI("10.48550/arxiv.2312.07559"), "2312.07559"},
+		{"old arxiv doi", paper.ArXivFromDOI("10.48550/arxiv.math.gt/0309136"), "math.GT/0309136"},
 		{"arxiv url", arxivFromURL("https://arxiv.org/abs/2312.07559v2"), "2312.07559"},
 		{"pmcid", pmcid("https://www.ncbi.nlm.nih.gov/pmc/articles/PMC3628373"), "PMC3628373"},
 		{"abstract", invertedAbstract(map[string][]int{"a": {0, 2}, "b": {1}, "end.": {3}}), "a b a end."},
@@ -597,7 +597,7 @@ func fakeOpenAlex(t *testing.T, dir string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if key, ok := strings.CutPrefix(r.URL.Path, "/works/"); ok {
 			for _, wk := range pool {
-				if openAlexID(str(wk, "id")) == strings.ToUpper(key) || "doi:"+normalizeDOI(str(wk, "doi")) == key {
+				if openAlexID(str(wk, "id")) == strings.ToUpper(key) || "doi:"+paper.NormalizeDOI(str(wk, "doi")) == key {
 					_ = json.NewEncoder(w).Encode(wk)
 					return
 				}

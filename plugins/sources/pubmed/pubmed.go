@@ -165,11 +165,11 @@ func (s *PubMed) Search(ctx context.Context, req *source.SearchRequest) (*source
 	if strings.TrimSpace(req.Query) == "" && f.IsZero() {
 		return nil, protocol.BadRequest("a search needs a query or a filter")
 	}
-	offset, err := parseOffset(req.Cursor, searchCap)
+	offset, err := source.ParseOffset(req.Cursor, searchCap)
 	if err != nil {
 		return nil, err
 	}
-	p := searchParams{term: searchTerm(req.Query, f), retstart: offset, retmax: min(pageSize(req.PageSize), searchCap-offset), sort: "relevance"}
+	p := searchParams{term: searchTerm(req.Query, f), retstart: offset, retmax: min(source.PageSize(req.PageSize), searchCap-offset), sort: "relevance"}
 	if req.Sort == source.SortNewest {
 		p.sort = "pub_date"
 	}
@@ -223,11 +223,11 @@ func (s *PubMed) Recent(ctx context.Context, req *source.RecentRequest) (*source
 	if len(alts) == 0 {
 		return nil, protocol.BadRequest("recent needs topics or categories")
 	}
-	offset, err := parseOffset(req.Cursor, searchCap)
+	offset, err := source.ParseOffset(req.Cursor, searchCap)
 	if err != nil {
 		return nil, err
 	}
-	p := searchParams{term: strings.Join(alts, " OR "), retstart: offset, retmax: min(pageSize(req.PageSize), searchCap-offset)}
+	p := searchParams{term: strings.Join(alts, " OR "), retstart: offset, retmax: min(source.PageSize(req.PageSize), searchCap-offset)}
 	if len(alts) > 1 {
 		p.term = "(" + p.term + ")"
 	}
@@ -252,11 +252,11 @@ func (s *PubMed) AuthorPapers(ctx context.Context, req *source.AuthorPapersReque
 	default:
 		return nil, protocol.BadRequest("no author given")
 	}
-	offset, err := parseOffset(req.Cursor, searchCap)
+	offset, err := source.ParseOffset(req.Cursor, searchCap)
 	if err != nil {
 		return nil, err
 	}
-	p := searchParams{term: term, retstart: offset, retmax: min(pageSize(req.PageSize), searchCap-offset), sort: "pub_date"}
+	p := searchParams{term: term, retstart: offset, retmax: min(source.PageSize(req.PageSize), searchCap-offset), sort: "pub_date"}
 	if !req.Since.IsZero() {
 		p.datetype, p.mindate, p.maxdate = "pdat", req.Since.UTC().Format("2006/01/02"), latestDate
 	}
@@ -278,7 +278,7 @@ func (s *PubMed) linked(ctx context.Context, req *source.CitationsRequest, linkN
 	if req.IDs.Empty() {
 		return nil, protocol.BadRequest("no identifier given")
 	}
-	offset, err := parseOffset(req.Cursor, 1<<30)
+	offset, err := source.ParseOffset(req.Cursor, 1<<30)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +294,7 @@ func (s *PubMed) linked(ctx context.Context, req *source.CitationsRequest, linkN
 	if offset > len(ids) {
 		return nil, protocol.BadRequest("cursor %q is not one this source issued", req.Cursor)
 	}
-	end := min(offset+pageSize(req.PageSize), len(ids))
+	end := min(offset+source.PageSize(req.PageSize), len(ids))
 	papers, err := s.fetch(ctx, creds, ids[offset:end])
 	if err != nil {
 		return nil, fmt.Errorf("pubmed: %s of %s: %w", linkName, pmid, err)
@@ -391,7 +391,7 @@ func (s *PubMed) resolve(ctx context.Context, creds credentials, ids paper.IDs) 
 	if pmc := normalizePMCID(ids.PMCID); pmc != "" {
 		terms = append(terms, pmc+"[PMCID]")
 	}
-	if doi := normalizeDOI(ids.DOI); doi != "" {
+	if doi := paper.NormalizeDOI(ids.DOI); doi != "" {
 		terms = append(terms, `"`+quote(doi)+`"[DOI]`)
 	}
 	for _, term := range terms {
@@ -451,27 +451,4 @@ func searchTerm(query string, f *source.Filters) string {
 // quote makes a value safe inside a quoted PubMed phrase.
 func quote(s string) string {
 	return strings.Join(strings.Fields(strings.NewReplacer(`"`, " ", "[", " ", "]", " ").Replace(s)), " ")
-}
-
-// pageSize applies the SDK's defaults to a requested page size.
-func pageSize(n int) int {
-	switch {
-	case n <= 0:
-		return source.DefaultPageSize
-	case n > source.MaxPageSize:
-		return source.MaxPageSize
-	}
-	return n
-}
-
-// parseOffset reads a cursor this source issued: a decimal offset below limit.
-func parseOffset(cursor string, limit int) (int, error) {
-	if cursor == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(cursor)
-	if err != nil || n < 0 || n >= limit || strconv.Itoa(n) != cursor {
-		return 0, protocol.BadRequest("cursor %q is not one this source issued", cursor)
-	}
-	return n, nil
 }

@@ -175,47 +175,14 @@ func (t *mixedText) UnmarshalXML(d *xml.Decoder, _ xml.StartElement) error {
 }
 
 var (
-	doiRE       = regexp.MustCompile(`^10\.\d{4,9}/\S+$`)
-	orcidRE     = regexp.MustCompile(`^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$`)
-	pmidRE      = regexp.MustCompile(`^\d{1,9}$`)
-	doiPrefixes = []string{"https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi.org/", "doi:"}
-	months      = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
-	languages   = map[string]string{
+	pmidRE    = regexp.MustCompile(`^\d{1,9}$`)
+	months    = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+	languages = map[string]string{
 		"eng": "en", "fre": "fr", "ger": "de", "spa": "es", "ita": "it", "jpn": "ja", "chi": "zh", "rus": "ru",
 		"por": "pt", "dut": "nl", "pol": "pl", "swe": "sv", "dan": "da", "nor": "no", "fin": "fi", "kor": "ko",
 		"tur": "tr", "cze": "cs", "hun": "hu", "gre": "el", "heb": "he", "ara": "ar", "per": "fa",
 	}
 )
-
-// normalizeDOI lower-cases a DOI and strips resolver prefixes; "" when what remains
-// is not a DOI.
-func normalizeDOI(s string) string {
-	d := strings.ToLower(strings.TrimSpace(s))
-	for _, p := range doiPrefixes {
-		d = strings.TrimPrefix(d, p)
-	}
-	if !doiRE.MatchString(d) {
-		return ""
-	}
-	return d
-}
-
-// normalizeORCID turns an ORCID URL or bare iD (with or without dashes) into the
-// bare dashed form; "" when invalid.
-func normalizeORCID(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndex(s, "/"); i >= 0 {
-		s = s[i+1:]
-	}
-	s = strings.ToUpper(s)
-	if len(s) == 16 && !strings.Contains(s, "-") {
-		s = s[0:4] + "-" + s[4:8] + "-" + s[8:12] + "-" + s[12:16]
-	}
-	if !orcidRE.MatchString(s) {
-		return ""
-	}
-	return s
-}
 
 // normalizePMCID returns "PMC1234567", or "" when s is not a PMC id.
 func normalizePMCID(s string) string {
@@ -352,7 +319,7 @@ func toAuthors(list []articleAuthor) []paper.Author {
 		}
 		for _, id := range a.Identifiers {
 			if strings.EqualFold(id.Source, "ORCID") {
-				au.ORCID = normalizeORCID(id.Value)
+				au.ORCID = paper.NormalizeORCID(id.Value)
 			}
 		}
 		for _, aff := range a.Affiliations {
@@ -393,7 +360,7 @@ func applyIDs(ids *paper.IDs, list []typedID) {
 			}
 		case "doi":
 			if ids.DOI == "" {
-				ids.DOI = normalizeDOI(v)
+				ids.DOI = paper.NormalizeDOI(v)
 			}
 		case "pmc":
 			if ids.PMCID == "" {
@@ -593,7 +560,7 @@ func (d *docSum) toPaper() (paper.Paper, bool) {
 			applyIDs(&ids, []typedID{{IDType: sub.Name, Value: sub.Value}})
 		}
 	}
-	if doi := normalizeDOI(d.value("DOI")); ids.DOI == "" && doi != "" {
+	if doi := paper.NormalizeDOI(d.value("DOI")); ids.DOI == "" && doi != "" {
 		ids.DOI = doi
 	}
 	title := strings.Join(strings.Fields(d.value("Title")), " ")

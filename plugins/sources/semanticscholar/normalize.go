@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,58 +11,10 @@ import (
 )
 
 var (
-	doiRE       = regexp.MustCompile(`^10\.\d{4,9}/\S+$`)
-	arxivRE     = regexp.MustCompile(`^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v(\d+))?$`)
-	orcidRE     = regexp.MustCompile(`^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$`)
-	pmidRE      = regexp.MustCompile(`^\d{1,9}$`)
-	s2IDRE      = regexp.MustCompile(`^[0-9a-f]{40}$`)
-	authorIDRE  = regexp.MustCompile(`^\d{1,12}$`)
-	doiPrefixes = []string{"https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi.org/", "doi:"}
+	pmidRE     = regexp.MustCompile(`^\d{1,9}$`)
+	s2IDRE     = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	authorIDRE = regexp.MustCompile(`^\d{1,12}$`)
 )
-
-// normalizeDOI lower-cases a DOI and strips resolver prefixes; "" when what remains
-// is not a DOI.
-func normalizeDOI(s string) string {
-	d := strings.ToLower(strings.TrimSpace(s))
-	for _, p := range doiPrefixes {
-		d = strings.TrimPrefix(d, p)
-	}
-	if !doiRE.MatchString(d) {
-		return ""
-	}
-	return d
-}
-
-// splitArXiv splits "2101.00001v2" into ("2101.00001", 2); the version is 0 when
-// absent. ok is false for anything that is not an arXiv identifier.
-func splitArXiv(s string) (id string, ver int, ok bool) {
-	s = strings.TrimSpace(s)
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "arXiv:"), "arxiv:")
-	m := arxivRE.FindStringSubmatch(s)
-	if m == nil {
-		return "", 0, false
-	}
-	if m[4] != "" {
-		ver, _ = strconv.Atoi(m[4])
-	}
-	return m[1], ver, true
-}
-
-// normalizeORCID turns an ORCID URL or bare iD into the bare form; "" when invalid.
-func normalizeORCID(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndex(s, "/"); i >= 0 {
-		s = s[i+1:]
-	}
-	s = strings.ToUpper(s)
-	if len(s) == 16 && !strings.Contains(s, "-") {
-		s = s[0:4] + "-" + s[4:8] + "-" + s[8:12] + "-" + s[12:16]
-	}
-	if !orcidRE.MatchString(s) {
-		return ""
-	}
-	return s
-}
 
 // externalString reads a string (or the first string of a list) from an externalIds
 // map; numbers are rendered in decimal.
@@ -93,8 +44,8 @@ func toIDs(p *s2Paper) paper.IDs {
 	if s2IDRE.MatchString(p.PaperID) {
 		ids.SemanticScholarID = p.PaperID
 	}
-	ids.DOI = normalizeDOI(externalString(p.ExternalIDs, "DOI"))
-	if id, ver, ok := splitArXiv(externalString(p.ExternalIDs, "ArXiv")); ok {
+	ids.DOI = paper.NormalizeDOI(externalString(p.ExternalIDs, "DOI"))
+	if id, ver, ok := paper.ParseArXivID(externalString(p.ExternalIDs, "ArXiv")); ok {
 		ids.ArXivID, ids.ArXivVersion = id, ver
 	}
 	if pmid := externalString(p.ExternalIDs, "PubMed"); pmidRE.MatchString(pmid) {
@@ -229,7 +180,7 @@ func toPaper(p *s2Paper) (paper.Paper, bool) {
 		if name == "" {
 			continue
 		}
-		author := paper.Author{Name: name, SourceAuthorID: a.AuthorID, ORCID: normalizeORCID(externalString(a.ExternalIDs, "ORCID"))}
+		author := paper.Author{Name: name, SourceAuthorID: a.AuthorID, ORCID: paper.NormalizeORCID(externalString(a.ExternalIDs, "ORCID"))}
 		for _, aff := range a.Affiliations {
 			if aff = strings.TrimSpace(aff); aff != "" {
 				author.Affiliations = append(author.Affiliations, paper.Affiliation{Name: aff})

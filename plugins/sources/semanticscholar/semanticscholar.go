@@ -169,12 +169,12 @@ func (s *SemanticScholar) Search(ctx context.Context, req *source.SearchRequest)
 	if query == "" {
 		return nil, protocol.BadRequest("semantic scholar searches need text: give a query, author names or a venue")
 	}
-	offset, err := parseOffset(req.Cursor, searchCap)
+	offset, err := source.ParseOffset(req.Cursor, searchCap)
 	if err != nil {
 		return nil, err
 	}
 	p := searchParams{
-		query: query, offset: offset, limit: min(pageSize(req.PageSize), searchCap-offset),
+		query: query, offset: offset, limit: min(source.PageSize(req.PageSize), searchCap-offset),
 		dates: dateRange(f.From, f.To), venue: strings.TrimSpace(f.Venue),
 		fieldsOfStudy: knownFields(f.Categories), openAccessPDF: f.OpenAccessOnly,
 	}
@@ -250,12 +250,12 @@ func (s *SemanticScholar) Recent(ctx context.Context, req *source.RecentRequest)
 	if strings.TrimSpace(query) == "" {
 		return nil, protocol.BadRequest("recent needs topics or categories")
 	}
-	offset, err := parseOffset(req.Cursor, searchCap)
+	offset, err := source.ParseOffset(req.Cursor, searchCap)
 	if err != nil {
 		return nil, err
 	}
 	p := searchParams{
-		query: query, offset: offset, limit: min(pageSize(req.PageSize), searchCap-offset),
+		query: query, offset: offset, limit: min(source.PageSize(req.PageSize), searchCap-offset),
 		fieldsOfStudy: knownFields(req.Categories),
 	}
 	if !req.Since.IsZero() {
@@ -284,7 +284,7 @@ func (s *SemanticScholar) AuthorPapers(ctx context.Context, req *source.AuthorPa
 	authorID, offset := "", 0
 	if req.Cursor != "" {
 		id, off, ok := strings.Cut(req.Cursor, ":")
-		n, err := parseOffset(off, authorCap)
+		n, err := source.ParseOffset(off, authorCap)
 		if !ok || !authorIDRE.MatchString(id) || err != nil {
 			return nil, protocol.BadRequest("cursor %q is not one this source issued", req.Cursor)
 		}
@@ -309,7 +309,7 @@ func (s *SemanticScholar) AuthorPapers(ctx context.Context, req *source.AuthorPa
 			return nil, protocol.BadRequest("semantic scholar cannot look authors up by ORCID; give a name or a Semantic Scholar author id")
 		}
 	}
-	res, err := s.api().authorPapers(ctx, key, authorID, offset, min(pageSize(req.PageSize), authorCap-offset))
+	res, err := s.api().authorPapers(ctx, key, authorID, offset, min(source.PageSize(req.PageSize), authorCap-offset))
 	if err != nil {
 		return nil, fmt.Errorf("semanticscholar: papers of author %s: %w", authorID, err)
 	}
@@ -339,11 +339,11 @@ func (s *SemanticScholar) edges(ctx context.Context, req *source.CitationsReques
 	if len(refs) == 0 {
 		return nil, protocol.NotFound("semantic scholar cannot look up any of %+v", req.IDs)
 	}
-	offset, err := parseOffset(req.Cursor, edgeCap)
+	offset, err := source.ParseOffset(req.Cursor, edgeCap)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.api().edges(ctx, apiKey(req.Credentials), refs[0], kind, offset, min(pageSize(req.PageSize), edgeCap-offset))
+	res, err := s.api().edges(ctx, apiKey(req.Credentials), refs[0], kind, offset, min(source.PageSize(req.PageSize), edgeCap-offset))
 	if err != nil {
 		return nil, fmt.Errorf("semanticscholar: %s of %s: %w", kind, refs[0], err)
 	}
@@ -365,10 +365,10 @@ func paperRefs(ids paper.IDs) []string {
 	if id := strings.ToLower(strings.TrimSpace(ids.SemanticScholarID)); s2IDRE.MatchString(id) {
 		refs = append(refs, id)
 	}
-	if doi := normalizeDOI(ids.DOI); doi != "" {
+	if doi := paper.NormalizeDOI(ids.DOI); doi != "" {
 		refs = append(refs, "DOI:"+doi)
 	}
-	if id, _, ok := splitArXiv(ids.ArXivID); ok {
+	if id, _, ok := paper.ParseArXivID(ids.ArXivID); ok {
 		refs = append(refs, "ARXIV:"+id)
 	}
 	if pmid := strings.TrimSpace(ids.PubMedID); pmidRE.MatchString(pmid) {
@@ -378,29 +378,6 @@ func paperRefs(ids paper.IDs) []string {
 		refs = append(refs, "PMCID:"+pmc)
 	}
 	return refs
-}
-
-// pageSize applies the SDK's defaults to a requested page size.
-func pageSize(n int) int {
-	switch {
-	case n <= 0:
-		return source.DefaultPageSize
-	case n > source.MaxPageSize:
-		return source.MaxPageSize
-	}
-	return n
-}
-
-// parseOffset reads a cursor this source issued: a decimal offset below limit.
-func parseOffset(cursor string, limit int) (int, error) {
-	if cursor == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(cursor)
-	if err != nil || n < 0 || n >= limit || strconv.Itoa(n) != cursor {
-		return 0, protocol.BadRequest("cursor %q is not one this source issued", cursor)
-	}
-	return n, nil
 }
 
 // nextCursor turns the API's next offset into a cursor; "" at the end of the

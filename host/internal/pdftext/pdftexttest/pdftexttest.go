@@ -106,7 +106,7 @@ func pageContent(p, lines, perLine int) []byte {
 	s.WriteString("ET\n")
 	var z bytes.Buffer
 	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
-	zw.Write(s.Bytes())
+	_, _ = zw.Write(s.Bytes()) // a bytes.Buffer does not fail
 	zw.Close()
 	return z.Bytes()
 }

@@ -2,9 +2,13 @@
 // in process with no model and no network, reading the request layout of
 // sdk/llm (llm.TaskOf, llm.ParseRequest) and answering every task with sentences
 // copied from the documents. The host serves it out of process as the plugin
-// llm.builtin (plugins/llm/builtin) and its tests import it directly.
+// llm.builtin (plugins/llm/builtin, whose main is one serve.LLM call), and the
+// host's evals and tests import it directly: it lives in the sdk module because the
+// host never imports a plugin's package and a plugin imports nothing but the sdk.
 //
-// Its API is not stable: it belongs to the root module and changes with the host.
+// Its exported names follow semantic versioning with the sdk module; its outputs
+// (which sentences it quotes, the embedding buckets) may change in a minor version,
+// and a change of the embeddings comes with a new EmbeddingModel name.
 //
 // # Tasks
 //
