@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +79,47 @@ func TestCardsAndReviews(t *testing.T) {
 
 	rec = b.do(t, req{method: http.MethodPatch, path: "/api/cards/" + draft, cookie: ann, body: obj{"status": "buried"}})
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code, "burying needs a time")
+}
+
+// A client that retries a batch while the first copy is still being applied (a
+// phone on a flaky connection) gets the same answer twice, never a 500, and each
+// review is logged once.
+func TestTheSameBatchTwiceAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.user(t, "ann@example.org", "user")
+	ann := b.signIn(t, "ann@example.org")
+	_, card := b.deckAndCard(t, ann)
+	t0 := time.Now().Add(-24 * time.Hour).UTC().Truncate(time.Second)
+	const rounds = 10
+	for round := range rounds {
+		// Each round is a new batch, later than the last, sent four times at once.
+		at := t0.Add(time.Duration(round) * time.Hour)
+		batch := obj{"reviews": []obj{
+			{"card_id": card, "rating": 3, "client_id": fmt.Sprintf("tab-%d-1", round), "reviewed_at": at.Format(time.RFC3339)},
+			{"card_id": card, "rating": 4, "client_id": fmt.Sprintf("tab-%d-2", round), "reviewed_at": at.Add(10 * time.Minute).Format(time.RFC3339)},
+		}}
+		var wg sync.WaitGroup
+		recs := make([]*httptest.ResponseRecorder, 4)
+		for i := range recs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				recs[i] = b.do(t, req{method: http.MethodPost, path: "/api/reviews/batch", cookie: ann, body: batch})
+			}()
+		}
+		wg.Wait()
+		for _, rec := range recs {
+			require.Equal(t, http.StatusOK, rec.Code, "round %d: %s", round, rec.Body.String())
+			for _, item := range decode[obj](t, rec.Body.Bytes())["results"].([]any) {
+				status := item.(map[string]any)["status"]
+				require.Contains(t, []any{"applied", "duplicate"}, status, "round %d: a copy is a duplicate, not refused: %s", round, rec.Body.String())
+			}
+		}
+	}
+	var logged int
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM review_logs WHERE card_id = $1`, card).Scan(&logged))
+	require.Equal(t, 2*rounds, logged, "each review once")
 }
 
 func TestOfflineBatchIsIdempotentAndOrdered(t *testing.T) {

@@ -232,19 +232,8 @@ type ReviewResult struct {
 // ReviewTx applies one review inside tx: it locks the card, schedules it with
 // FSRS, logs the review (state before and after, elapsed and scheduled days) and
 // counts it in the day's log. A review with a client id already applied is a
-// duplicate and changes nothing.
+// duplicate and changes nothing, also when both copies arrive at once.
 func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, now time.Time) (ReviewResult, error) {
-	if in.ClientID != "" {
-		var cardID uuid.UUID
-		err := tx.QueryRow(ctx, `SELECT card_id FROM review_logs WHERE user_id = $1 AND client_id = $2`, userID, in.ClientID).Scan(&cardID)
-		if err == nil {
-			c, err := scanCard(tx.QueryRow(ctx, `SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2`, cardID, userID))
-			return ReviewResult{Card: c, Duplicate: true, ClientID: in.ClientID}, err
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return ReviewResult{}, fmt.Errorf("learning: review: %w", err)
-		}
-	}
 	// The card, locked, and the user's time zone (for the day's log) in one round trip.
 	var c Card
 	var timezone string
@@ -258,6 +247,19 @@ func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, 
 	users.QueueTimezone(b, userID, &timezone)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return ReviewResult{}, err
+	}
+	// Checked under the card's lock: the same review sent twice at once (a client
+	// retrying) waits here for the first, then finds it and changes nothing.
+	if in.ClientID != "" {
+		var cardID uuid.UUID
+		err := tx.QueryRow(ctx, `SELECT card_id FROM review_logs WHERE user_id = $1 AND client_id = $2`, userID, in.ClientID).Scan(&cardID)
+		if err == nil {
+			c, err := scanCard(tx.QueryRow(ctx, `SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2`, cardID, userID))
+			return ReviewResult{Card: c, Duplicate: true, ClientID: in.ClientID}, err
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return ReviewResult{}, fmt.Errorf("learning: review: %w", err)
+		}
 	}
 	if c.Status == "draft" || c.Status == "suspended" {
 		return ReviewResult{}, ErrNotReviewable
