@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/papers"
 )
@@ -151,27 +151,27 @@ type ingestURLBody struct {
 func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 	paperID, err := uuid.Parse(chi.URLParam(r, "id"))
 	if err != nil {
-		respond.Err(w, r, respond.NotFound("No such paper."))
+		httpx.Err(w, r, httpx.NotFound("No such paper."))
 		return
 	}
 	var body ingestURLBody
-	if r.ContentLength != 0 && !auth.DecodeJSON(w, r, &body) {
+	if r.ContentLength != 0 && !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	ctx := r.Context()
 	user := auth.CallerFrom(ctx).UserID
 	it, err := papers.New(a.pool).Get(ctx, user, paperID)
 	if errors.Is(err, papers.ErrNotFound) {
-		respond.Err(w, r, respond.NotFound("No such paper."))
+		httpx.Err(w, r, httpx.NotFound("No such paper."))
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	held, err := papers.New(a.pool).HoldingOf(ctx, user, paperID)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	corpus, mine, hasText := held.Shared, held.Mine, held.HasText
@@ -179,10 +179,10 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 	ownLink := link == "" || link == it.PDFURL
 	if corpus && hasText && link == "" {
 		if err := papers.AddToLibraryTx(ctx, a.pool, user, paperID, "manual_save"); err != nil {
-			respond.Err(w, r, respond.Internal(err))
+			httpx.Err(w, r, httpx.Internal(err))
 			return
 		}
-		respond.JSON(w, http.StatusOK, UploadResult{PaperID: paperID, Status: StatusExisting,
+		httpx.JSON(w, http.StatusOK, UploadResult{PaperID: paperID, Status: StatusExisting,
 			Message: "The paper's text is already in Lectern; it is in your library."})
 		return
 	}
@@ -190,7 +190,7 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 		link = it.PDFURL
 	}
 	if link == "" {
-		respond.Err(w, r, respond.Invalid("This paper has no PDF link; send one as \"url\".", respond.FieldError{Field: "url", Message: "is required for this paper"}))
+		httpx.Err(w, r, httpx.Invalid("This paper has no PDF link; send one as \"url\".", httpx.FieldError{Field: "url", Message: "is required for this paper"}))
 		return
 	}
 	if ok, wait := a.uploads.Allow(user.String()); !ok {
@@ -204,13 +204,13 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &fe) {
 			detail = "download failed: " + fe.reason
 		}
-		e := respond.Invalid(detail+".", respond.FieldError{Field: "url", Message: "could not be fetched as a PDF"})
+		e := httpx.Invalid(detail+".", httpx.FieldError{Field: "url", Message: "could not be fetched as a PDF"})
 		e.Cause = err
-		respond.Err(w, r, e)
+		httpx.Err(w, r, e)
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	defer st.Discard()

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/ratelimit"
@@ -69,7 +69,7 @@ type UploadResult struct {
 	Message string `json:"message"`
 }
 
-var errTooLargeResponse = &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: "The PDF is larger than 50 MB."}
+var errTooLargeResponse = &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: "The PDF is larger than 50 MB."}
 
 // Upload answers POST /api/papers/upload (multipart, field "file"): the content must
 // be a PDF whatever its name says. A body announced larger than the limit is
@@ -86,29 +86,29 @@ func (a *API) Upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength > MaxUploadBytes+multipartSlack {
-		respond.Err(w, r, errTooLargeResponse)
+		httpx.Err(w, r, errTooLargeResponse)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBytes+multipartSlack)
 	part, filename, ferr := filePart(r)
 	if ferr != nil {
-		respond.Err(w, r, ferr)
+		httpx.Err(w, r, ferr)
 		return
 	}
 	st, err := a.store.Stage(part, MaxUploadBytes)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.Is(err, errTooLarge), errors.As(err, &tooBig):
-		respond.Err(w, r, errTooLargeResponse)
+		httpx.Err(w, r, errTooLargeResponse)
 		return
 	case errors.Is(err, errNotPDF):
-		respond.Err(w, r, &respond.Error{Status: http.StatusUnsupportedMediaType, Code: "not_a_pdf", Detail: "The file is not a PDF."})
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusUnsupportedMediaType, Code: "not_a_pdf", Detail: "The file is not a PDF."})
 		return
 	case errors.Is(err, errBodyRead):
-		respond.Err(w, r, respond.BadRequest("The upload was cut short; send the PDF again."))
+		httpx.Err(w, r, httpx.BadRequest("The upload was cut short; send the PDF again."))
 		return
 	case err != nil:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	defer st.Discard()
@@ -122,19 +122,19 @@ func (a *API) Upload(w http.ResponseWriter, r *http.Request) {
 func (a *API) answer(w http.ResponseWriter, r *http.Request, res UploadResult, err error, sum string) {
 	if err != nil {
 		a.release(r.Context(), sum)
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	status := http.StatusAccepted
 	if res.Status == StatusExisting {
 		status = http.StatusOK
 	}
-	respond.JSON(w, status, res)
+	httpx.JSON(w, status, res)
 }
 
 // filePart finds the multipart part "file" and returns it unread, with its file name.
-func filePart(r *http.Request) (io.Reader, string, *respond.Error) {
-	missing := respond.Invalid("Send the PDF as multipart/form-data in the field \"file\".", respond.FieldError{Field: "file", Message: "is required"})
+func filePart(r *http.Request) (io.Reader, string, *httpx.Error) {
+	missing := httpx.Invalid("Send the PDF as multipart/form-data in the field \"file\".", httpx.FieldError{Field: "file", Message: "is required"})
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return nil, "", missing
@@ -148,7 +148,7 @@ func filePart(r *http.Request) (io.Reader, string, *respond.Error) {
 		case errors.As(err, &tooBig):
 			return nil, "", errTooLargeResponse
 		case err != nil:
-			return nil, "", respond.BadRequest("The multipart body cannot be read; send the PDF again in the field \"file\".")
+			return nil, "", httpx.BadRequest("The multipart body cannot be read; send the PDF again in the field \"file\".")
 		}
 		if p.FormName() == "file" {
 			return p, p.FileName(), nil
@@ -157,7 +157,7 @@ func filePart(r *http.Request) (io.Reader, string, *respond.Error) {
 			if errors.As(err, &tooBig) {
 				return nil, "", errTooLargeResponse
 			}
-			return nil, "", respond.BadRequest("The multipart body cannot be read; send the PDF again in the field \"file\".")
+			return nil, "", httpx.BadRequest("The multipart body cannot be read; send the PDF again in the field \"file\".")
 		}
 	}
 }

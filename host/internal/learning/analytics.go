@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/users"
 )
 
@@ -60,7 +60,7 @@ func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, out)
+	httpx.JSON(w, http.StatusOK, out)
 }
 
 // Analytics computes the user's review analytics over the days up to now (see

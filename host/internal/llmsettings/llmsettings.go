@@ -20,7 +20,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/secrets"
@@ -75,10 +75,10 @@ type Settings struct {
 func (a *API) Get(w http.ResponseWriter, r *http.Request) {
 	s, err := a.settings(r.Context())
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, s)
+	httpx.JSON(w, http.StatusOK, s)
 }
 
 func (a *API) settings(ctx context.Context) (Settings, error) {
@@ -158,25 +158,25 @@ type putBody struct {
 func (a *API) PutProvider(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "provider")
 	if !providerName.MatchString(name) {
-		respond.Err(w, r, respond.Invalid("Unknown provider name.", respond.FieldError{Field: "provider", Message: "must be lowercase letters, digits and _"}))
+		httpx.Err(w, r, httpx.Invalid("Unknown provider name.", httpx.FieldError{Field: "provider", Message: "must be lowercase letters, digits and _"}))
 		return
 	}
 	var body putBody
-	if !auth.DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	if body.APIKey == nil && body.BaseURL == nil {
-		respond.Err(w, r, respond.Invalid("Send api_key, base_url or both.", respond.FieldError{Field: "api_key", Message: "nothing to change"}))
+		httpx.Err(w, r, httpx.Invalid("Send api_key, base_url or both.", httpx.FieldError{Field: "api_key", Message: "nothing to change"}))
 		return
 	}
 	if body.BaseURL != nil {
 		if name != llmgw.CustomCompatible {
-			respond.Err(w, r, respond.Invalid("Only the custom compatible endpoint has a base URL.", respond.FieldError{Field: "base_url", Message: "only for custom_compatible"}))
+			httpx.Err(w, r, httpx.Invalid("Only the custom compatible endpoint has a base URL.", httpx.FieldError{Field: "base_url", Message: "only for custom_compatible"}))
 			return
 		}
 		if err := netguard.CheckBaseURL(r.Context(), *body.BaseURL, netguard.BaseURLOpts{GatewayHosts: a.gatewayHosts, Resolver: a.resolver}); err != nil {
 			msg := strings.TrimPrefix(err.Error(), "netguard: ")
-			respond.Err(w, r, respond.Invalid("The base URL is refused: "+msg+".", respond.FieldError{Field: "base_url", Message: msg}))
+			httpx.Err(w, r, httpx.Invalid("The base URL is refused: "+msg+".", httpx.FieldError{Field: "base_url", Message: msg}))
 			return
 		}
 	}
@@ -204,11 +204,11 @@ func (a *API) PutProvider(w http.ResponseWriter, r *http.Request) {
 func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, userconfig.ErrBadValue):
-		respond.Err(w, r, respond.Invalid(err.Error(), respond.FieldError{Field: "api_key", Message: "must be a non-empty string"}))
+		httpx.Err(w, r, httpx.Invalid(err.Error(), httpx.FieldError{Field: "api_key", Message: "must be a non-empty string"}))
 	case errors.Is(err, secrets.ErrNoKey):
-		respond.Err(w, r, respond.Unavailable("Keys cannot be stored: SERVICE_CONFIG_KEY is not configured on this host.", err))
+		httpx.Err(w, r, httpx.Unavailable("Keys cannot be stored: SERVICE_CONFIG_KEY is not configured on this host.", err))
 	default:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 	}
 }
 
@@ -224,7 +224,7 @@ type roleBody struct {
 func (a *API) PutRole(w http.ResponseWriter, r *http.Request) {
 	role := chi.URLParam(r, "role")
 	var body roleBody
-	if !auth.DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	assigned, err := a.gw.Assign(r.Context(), role, strings.TrimSpace(body.Provider), strings.TrimSpace(body.Model))
@@ -232,19 +232,19 @@ func (a *API) PutRole(w http.ResponseWriter, r *http.Request) {
 		msg := strings.TrimPrefix(err.Error(), "llmgw: ")
 		switch {
 		case errors.Is(err, llmgw.ErrUnknownRole):
-			respond.Err(w, r, respond.Invalid("Unknown role: "+msg+".", respond.FieldError{Field: "role", Message: msg}))
+			httpx.Err(w, r, httpx.Invalid("Unknown role: "+msg+".", httpx.FieldError{Field: "role", Message: msg}))
 		case errors.Is(err, llmgw.ErrUnknownProvider):
-			respond.Err(w, r, respond.Invalid("Unknown provider: "+msg+".", respond.FieldError{Field: "provider", Message: msg}))
+			httpx.Err(w, r, httpx.Invalid("Unknown provider: "+msg+".", httpx.FieldError{Field: "provider", Message: msg}))
 		case errors.Is(err, llmgw.ErrBadModel):
-			respond.Err(w, r, respond.Invalid("The model is refused: "+msg+".", respond.FieldError{Field: "model", Message: msg}))
+			httpx.Err(w, r, httpx.Invalid("The model is refused: "+msg+".", httpx.FieldError{Field: "model", Message: msg}))
 		case errors.Is(err, llmgw.ErrNoKey), errors.Is(err, llmgw.ErrNoBaseURL):
-			respond.Err(w, r, respond.Invalid(msg+".", respond.FieldError{Field: "provider", Message: msg}))
+			httpx.Err(w, r, httpx.Invalid(msg+".", httpx.FieldError{Field: "provider", Message: msg}))
 		case errors.Is(err, llmgw.ErrGateway):
-			respond.Err(w, r, respond.BadGateway("The LLM gateway did not accept the model: "+msg, err))
+			httpx.Err(w, r, httpx.BadGateway("The LLM gateway did not accept the model: "+msg, err))
 		case errors.Is(err, secrets.ErrNoKey):
-			respond.Err(w, r, respond.Unavailable("Keys cannot be read: SERVICE_CONFIG_KEY is not configured on this host.", err))
+			httpx.Err(w, r, httpx.Unavailable("Keys cannot be read: SERVICE_CONFIG_KEY is not configured on this host.", err))
 		default:
-			respond.Err(w, r, respond.Internal(err))
+			httpx.Err(w, r, httpx.Internal(err))
 		}
 		return
 	}
@@ -266,8 +266,8 @@ func (a *API) changed(w http.ResponseWriter, r *http.Request, meta map[string]an
 	a.audit.Record(r.Context(), auth.CallerFrom(r.Context()).UserID, audit.ActionAdminConfigChange, r.URL.Path, meta)
 	s, err := a.settings(r.Context())
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, s)
+	httpx.JSON(w, http.StatusOK, s)
 }

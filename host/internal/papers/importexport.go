@@ -15,8 +15,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/bibio"
-	"github.com/lectern-research/lectern/host/internal/httpapi/input"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 )
 
 // MaxImportBytes bounds an imported file.
@@ -103,13 +102,13 @@ func displayName(a string) string {
 func (a *API) Import(w http.ResponseWriter, r *http.Request) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxImportBytes))
 	if err != nil {
-		respond.Err(w, r, &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
 			Detail: fmt.Sprintf("The file is larger than %d MB.", MaxImportBytes>>20)})
 		return
 	}
 	body := string(raw)
-	if apiErr := input.CheckText("file", body); apiErr != nil {
-		respond.Err(w, r, apiErr)
+	if apiErr := httpx.CheckText("file", body); apiErr != nil {
+		httpx.Err(w, r, apiErr)
 		return
 	}
 	format := detectFormat(r, body)
@@ -121,16 +120,16 @@ func (a *API) Import(w http.ResponseWriter, r *http.Request) {
 	case "ris":
 		entries, errs = bibio.ParseRIS(body)
 	default:
-		respond.Err(w, r, respond.Invalid("format must be bibtex or ris.", respond.FieldError{Field: "format", Message: "must be bibtex or ris"}))
+		httpx.Err(w, r, httpx.Invalid("format must be bibtex or ris.", httpx.FieldError{Field: "format", Message: "must be bibtex or ris"}))
 		return
 	}
 	if len(entries) == 0 && len(errs) == 0 {
-		respond.Err(w, r, respond.Invalid("The file holds no entries.", respond.FieldError{Field: "body", Message: "no BibTeX or RIS entries found"}))
+		httpx.Err(w, r, httpx.Invalid("The file holds no entries.", httpx.FieldError{Field: "body", Message: "no BibTeX or RIS entries found"}))
 		return
 	}
 	res, err := a.store.ImportEntries(r.Context(), auth.CallerFrom(r.Context()).UserID, format, entries)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	res.Errors = append(errs, res.Errors...)
@@ -138,7 +137,7 @@ func (a *API) Import(w http.ResponseWriter, r *http.Request) {
 	if res.Errors == nil {
 		res.Errors = []bibio.LineError{}
 	}
-	respond.JSON(w, http.StatusOK, res)
+	httpx.JSON(w, http.StatusOK, res)
 }
 
 // ImportEntries adds parsed entries to the user's library in one transaction, each
@@ -192,7 +191,7 @@ func entryFailure(ctx context.Context, e bibio.Entry, err error) string {
 	if errors.Is(err, errNoTitle) {
 		return "The entry has no title."
 	}
-	slog.ErrorContext(ctx, "import entry", "request_id", respond.RequestID(ctx), "line", e.Line, "error", err)
+	slog.ErrorContext(ctx, "import entry", "request_id", httpx.RequestID(ctx), "line", e.Line, "error", err)
 	return "This entry could not be saved; check its fields."
 }
 
@@ -217,18 +216,18 @@ func (a *API) Export(w http.ResponseWriter, r *http.Request) {
 	}
 	out, ok := exportFormats[format]
 	if !ok {
-		respond.Err(w, r, respond.Invalid("format must be bibtex, ris or csljson.", respond.FieldError{Field: "format", Message: "must be bibtex, ris or csljson"}))
+		httpx.Err(w, r, httpx.Invalid("format must be bibtex, ris or csljson.", httpx.FieldError{Field: "format", Message: "must be bibtex, ris or csljson"}))
 		return
 	}
 	entries, err := a.store.libraryEntries(r.Context(), auth.CallerFrom(r.Context()).UserID)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	w.Header().Set("Content-Type", out.contentType)
 	w.Header().Set("Content-Disposition", `attachment; filename="lectern-library.`+out.ext+`"`)
 	if err := out.write(w, entries); err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 	}
 }
 

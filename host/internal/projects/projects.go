@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 )
 
 // ErrNotFound means no such row for this user.
@@ -72,7 +72,7 @@ type Milestone struct {
 // set. It validates as it reads and collects every field error.
 type patch struct {
 	raw     map[string]json.RawMessage
-	errs    []respond.FieldError
+	errs    []httpx.FieldError
 	changes Changes // the columns to set, in order
 }
 
@@ -80,14 +80,14 @@ func newPatch(body map[string]json.RawMessage, allowed ...string) *patch {
 	p := &patch{raw: body}
 	for k := range body {
 		if !slices.Contains(allowed, k) {
-			p.errs = append(p.errs, respond.FieldError{Field: k, Message: "is not a field of this object"})
+			p.errs = append(p.errs, httpx.FieldError{Field: k, Message: "is not a field of this object"})
 		}
 	}
 	return p
 }
 
 func (p *patch) fail(field, msg string) {
-	p.errs = append(p.errs, respond.FieldError{Field: field, Message: msg})
+	p.errs = append(p.errs, httpx.FieldError{Field: field, Message: msg})
 }
 
 func (p *patch) has(k string) bool { _, ok := p.raw[k]; return ok }
@@ -245,8 +245,8 @@ func (p *patch) err() error {
 	if len(p.errs) == 0 {
 		return nil
 	}
-	slices.SortFunc(p.errs, func(a, b respond.FieldError) int { return strings.Compare(a.Field, b.Field) })
-	return respond.Invalid("Some fields are not valid.", p.errs...)
+	slices.SortFunc(p.errs, func(a, b httpx.FieldError) int { return strings.Compare(a.Field, b.Field) })
+	return httpx.Invalid("Some fields are not valid.", p.errs...)
 }
 
 // stamp sets a completion column: now() when done is true (keeping an earlier

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 )
 
 // Limiter allows Events per Per for each key, with bursts up to Burst.
@@ -88,6 +88,6 @@ func (l *Limiter) Refuse(w http.ResponseWriter, r *http.Request, retryAfter time
 		secs = 1
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	respond.Err(w, r, &respond.Error{Status: http.StatusTooManyRequests, Code: "rate_limited",
+	httpx.Err(w, r, &httpx.Error{Status: http.StatusTooManyRequests, Code: "rate_limited",
 		Detail: "Too many " + l.name + " requests. Try again in " + strconv.Itoa(secs) + " seconds."})
 }

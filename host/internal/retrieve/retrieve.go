@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/papers"
 )
 
@@ -80,15 +80,15 @@ func NewAPI(r *Retriever) *API { return &API{r: r} }
 func (a *API) SearchChunks(w http.ResponseWriter, r *http.Request) {
 	qs := r.URL.Query()
 	q := strings.TrimSpace(qs.Get("q"))
-	var fields []respond.FieldError
+	var fields []httpx.FieldError
 	if q == "" || len(q) > 1000 {
-		fields = append(fields, respond.FieldError{Field: "q", Message: "must be 1 to 1000 characters"})
+		fields = append(fields, httpx.FieldError{Field: "q", Message: "must be 1 to 1000 characters"})
 	}
 	limit := 20
 	if s := qs.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
-			fields = append(fields, respond.FieldError{Field: "limit", Message: "must be from 1 to 100"})
+			fields = append(fields, httpx.FieldError{Field: "limit", Message: "must be from 1 to 100"})
 		}
 		limit = n
 	}
@@ -99,19 +99,19 @@ func (a *API) SearchChunks(w http.ResponseWriter, r *http.Request) {
 		}
 		id, err := uuid.Parse(s)
 		if err != nil {
-			fields = append(fields, respond.FieldError{Field: "paper_ids", Message: "must be paper ids separated by commas"})
+			fields = append(fields, httpx.FieldError{Field: "paper_ids", Message: "must be paper ids separated by commas"})
 			break
 		}
 		ids = append(ids, id)
 	}
 	if len(fields) > 0 {
-		respond.Err(w, r, respond.Invalid("The search is not valid.", fields...))
+		httpx.Err(w, r, httpx.Invalid("The search is not valid.", fields...))
 		return
 	}
 	out, err := a.r.Search(r.Context(), auth.CallerFrom(r.Context()).UserID, q, ids, limit)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, map[string]any{"items": out})
+	httpx.JSON(w, http.StatusOK, map[string]any{"items": out})
 }
