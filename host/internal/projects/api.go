@@ -76,14 +76,21 @@ func decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMe
 	return body, true
 }
 
-// answer writes v, or the error: ErrNotFound as 404.
+// answer writes v, or the error: ErrNotFound as 404, a *ValidationError as 422.
 func answer(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
 	var apiErr *httpx.Error
+	var invalid *ValidationError
 	switch {
 	case err == nil:
 		httpx.JSON(w, status, v)
 	case errors.Is(err, ErrNotFound), errors.Is(err, papers.ErrNotFound):
 		httpx.Err(w, r, httpx.NotFound("Not found."))
+	case errors.As(err, &invalid):
+		fields := make([]httpx.FieldError, len(invalid.Fields))
+		for i, f := range invalid.Fields {
+			fields[i] = httpx.FieldError{Field: f.Field, Message: f.Message}
+		}
+		httpx.Err(w, r, httpx.Invalid("Some fields are not valid.", fields...))
 	case errors.As(err, &apiErr):
 		httpx.Err(w, r, apiErr)
 	default:
