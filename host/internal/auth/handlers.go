@@ -13,18 +13,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lectern-research/lectern/host/internal/audit"
-	"github.com/lectern-research/lectern/host/internal/httpapi/input"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/mail"
 	"github.com/lectern-research/lectern/host/internal/users"
 )
-
-// DecodeJSON reads a JSON object body of at most 64 KB into v, refusing unknown
-// fields, NUL characters and invalid UTF-8 (input.DecodeJSON). It answers for the
-// caller on failure.
-func DecodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	return input.DecodeJSON(w, r, v, input.DefaultMaxBody)
-}
 
 // Me is what GET /api/me answers.
 type Me struct {
@@ -44,10 +36,10 @@ func (s *Service) HandleMe(w http.ResponseWriter, r *http.Request) {
 	c := CallerFrom(r.Context())
 	u, err := users.LiveByID(r.Context(), s.pool, c.UserID)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, meOf(u))
+	httpx.JSON(w, http.StatusOK, meOf(u))
 }
 
 // HandleUpdateMe answers PATCH /api/me {"display_name"?, "timezone"?}: the caller
@@ -58,7 +50,7 @@ func (s *Service) HandleUpdateMe(w http.ResponseWriter, r *http.Request) {
 		DisplayName *string `json:"display_name"`
 		Timezone    *string `json:"timezone"`
 	}
-	if !DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	u, err := users.UpdateProfile(r.Context(), s.pool, CallerFrom(r.Context()).UserID,
@@ -70,13 +62,13 @@ func (s *Service) HandleUpdateMe(w http.ResponseWriter, r *http.Request) {
 			field = "timezone"
 		}
 		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), users.ErrBadProfile.Error()), ": ")
-		respond.Err(w, r, respond.Invalid("The profile was not saved: "+msg+".", respond.FieldError{Field: field, Message: msg}))
+		httpx.Err(w, r, httpx.Invalid("The profile was not saved: "+msg+".", httpx.FieldError{Field: field, Message: msg}))
 		return
 	case err != nil:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, meOf(u))
+	httpx.JSON(w, http.StatusOK, meOf(u))
 }
 
 type emailBody struct {
@@ -92,13 +84,13 @@ func (s *Service) HandleMagicLinkRequest(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	var body emailBody
-	if !DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	email, err := users.NormalizeEmail(body.Email)
 	if err != nil {
-		respond.Err(w, r, respond.Invalid("The email address is not valid.",
-			respond.FieldError{Field: "email", Message: "is not an email address"}))
+		httpx.Err(w, r, httpx.Invalid("The email address is not valid.",
+			httpx.FieldError{Field: "email", Message: "is not an email address"}))
 		return
 	}
 	if ok, wait := s.linkPerEmail.Allow(email); !ok {
@@ -110,7 +102,7 @@ func (s *Service) HandleMagicLinkRequest(w http.ResponseWriter, r *http.Request)
 	case errors.Is(err, users.ErrNotFound):
 		s.record(r, uuid.Nil, audit.ActionMagicLinkRequest, map[string]any{"known": false})
 	case err != nil:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	default:
 		s.record(r, u.ID, audit.ActionMagicLinkRequest, map[string]any{"known": true})
@@ -121,7 +113,7 @@ func (s *Service) HandleMagicLinkRequest(w http.ResponseWriter, r *http.Request)
 			}
 		})
 	}
-	respond.JSON(w, http.StatusAccepted, map[string]string{
+	httpx.JSON(w, http.StatusAccepted, map[string]string{
 		"status": "accepted",
 		"detail": "If this address belongs to an account, a sign-in link is on its way.",
 	})
@@ -164,11 +156,11 @@ func (s *Service) HandleVerify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := r.URL.Query().Get("token")
-	invalid := respond.BadRequest("Invalid or expired sign-in link. Ask for a new one.")
+	invalid := httpx.BadRequest("Invalid or expired sign-in link. Ask for a new one.")
 	invalid.Code = "invalid_token"
 	if len(tok) < 16 || len(tok) > 128 {
 		s.record(r, uuid.Nil, audit.ActionMagicLinkRejected, map[string]any{"reason": "malformed"})
-		respond.Err(w, r, invalid)
+		httpx.Err(w, r, invalid)
 		return
 	}
 	in, err := s.signIn(r, func(tx pgx.Tx) (users.User, error) {
@@ -180,11 +172,11 @@ func (s *Service) HandleVerify(w http.ResponseWriter, r *http.Request) {
 	})
 	if errors.Is(err, users.ErrNotFound) {
 		s.record(r, uuid.Nil, audit.ActionMagicLinkRejected, map[string]any{"reason": "unknown_used_or_expired"})
-		respond.Err(w, r, invalid)
+		httpx.Err(w, r, invalid)
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	s.record(r, in.user.ID, audit.ActionMagicLinkVerify, nil)
@@ -193,7 +185,7 @@ func (s *Service) HandleVerify(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, s.cfg.PublicBaseURL+"/", http.StatusSeeOther)
 		return
 	}
-	respond.JSON(w, http.StatusOK, meOf(in.user))
+	httpx.JSON(w, http.StatusOK, meOf(in.user))
 }
 
 func wantsHTML(r *http.Request) bool {
@@ -205,7 +197,7 @@ func (s *Service) HandleLogout(w http.ResponseWriter, r *http.Request) {
 	c := CallerFrom(r.Context())
 	if c.SessionID != uuid.Nil {
 		if err := s.revokeSession(r.Context(), c.SessionID); err != nil {
-			respond.Err(w, r, respond.Internal(err))
+			httpx.Err(w, r, httpx.Internal(err))
 			return
 		}
 		s.record(r, c.UserID, audit.ActionLogout, nil)
@@ -225,12 +217,12 @@ func (s *Service) HandleAPIKeyLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	given := r.Header.Get(HeaderAPIKey)
 	if given == "" {
-		respond.Err(w, r, respond.Unauthorized("missing_api_key", "Send the ops key in X-API-Key."))
+		httpx.Err(w, r, httpx.Unauthorized("missing_api_key", "Send the ops key in X-API-Key."))
 		return
 	}
 	if !s.cfg.ServiceAPIKey.IsSet() || !keysEqual(given, s.cfg.ServiceAPIKey.Value()) {
 		s.record(r, uuid.Nil, audit.ActionAPIKeyInvalid, nil)
-		respond.Err(w, r, respond.Unauthorized("invalid_api_key", "The X-API-Key value is not valid."))
+		httpx.Err(w, r, httpx.Unauthorized("invalid_api_key", "The X-API-Key value is not valid."))
 		return
 	}
 	in, err := s.signIn(r, func(tx pgx.Tx) (users.User, error) {
@@ -244,17 +236,17 @@ func (s *Service) HandleAPIKeyLogin(w http.ResponseWriter, r *http.Request) {
 		return u, err
 	})
 	if errors.Is(err, errNotSingleUser) {
-		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "not_single_user",
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "not_single_user",
 			Detail: "API-key sign-in works only while the instance has exactly one account, its admin. Sign in by magic link."})
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	s.record(r, in.user.ID, audit.ActionAPIKeyLogin, nil)
 	s.setSessionCookie(w, in.token, in.expires)
-	respond.JSON(w, http.StatusOK, meOf(in.user))
+	httpx.JSON(w, http.StatusOK, meOf(in.user))
 }
 
 var errNotSingleUser = errors.New("auth: not a single-user install")
@@ -265,10 +257,10 @@ var errNotSingleUser = errors.New("auth: not a single-user install")
 func (s *Service) HandleOnboardingStatus(w http.ResponseWriter, r *http.Request) {
 	n, err := users.Count(r.Context(), s.pool)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, map[string]bool{"needed": n == 0})
+	httpx.JSON(w, http.StatusOK, map[string]bool{"needed": n == 0})
 }
 
 // HandleOnboardingAdmin creates the first account, an admin, and signs it in. It
@@ -284,17 +276,17 @@ func (s *Service) HandleOnboardingAdmin(w http.ResponseWriter, r *http.Request) 
 	local := s.ip.IsLocal(r)
 	keyed := s.cfg.ServiceAPIKey.IsSet() && keysEqual(r.Header.Get(HeaderAPIKey), s.cfg.ServiceAPIKey.Value())
 	if !local && !keyed {
-		respond.Err(w, r, respond.Forbidden("onboarding_not_local",
+		httpx.Err(w, r, httpx.Forbidden("onboarding_not_local",
 			"Create the first admin from the machine Lectern runs on, or send the ops key in X-API-Key."))
 		return
 	}
 	var body emailBody
-	if !DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	if _, err := users.NormalizeEmail(body.Email); err != nil {
-		respond.Err(w, r, respond.Invalid("The email address is not valid.",
-			respond.FieldError{Field: "email", Message: "is not an email address"}))
+		httpx.Err(w, r, httpx.Invalid("The email address is not valid.",
+			httpx.FieldError{Field: "email", Message: "is not an email address"}))
 		return
 	}
 	in, err := s.signIn(r, func(tx pgx.Tx) (users.User, error) {
@@ -302,17 +294,17 @@ func (s *Service) HandleOnboardingAdmin(w http.ResponseWriter, r *http.Request) 
 		return users.CreateFirstAdminTx(r.Context(), tx, body.Email)
 	})
 	if errors.Is(err, users.ErrOnboarded) {
-		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "already_onboarded",
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "already_onboarded",
 			Detail: "This instance already has its admin. Sign in instead."})
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	s.record(r, in.user.ID, audit.ActionUserCreate, map[string]any{"via": "onboarding", "role": users.RoleAdmin, "target_user_id": in.user.ID.String()})
 	s.setSessionCookie(w, in.token, in.expires)
-	respond.JSON(w, http.StatusCreated, meOf(in.user))
+	httpx.JSON(w, http.StatusCreated, meOf(in.user))
 }
 
 // signedIn is a session just created.

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lectern-research/lectern/host/internal/audit"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/users"
 )
 
@@ -58,8 +58,8 @@ func (r Resolver) String() string {
 func (r Resolver) Valid() bool { return r >= Public && r <= AdminSession }
 
 var (
-	errNotSignedIn = respond.Unauthorized("not_authenticated", "Sign in to use this.")
-	errAdminOnly   = respond.Forbidden("admin_required", "Only an admin can do this.")
+	errNotSignedIn = httpx.Unauthorized("not_authenticated", "Sign in to use this.")
+	errAdminOnly   = httpx.Forbidden("admin_required", "Only an admin can do this.")
 )
 
 // Resolve returns the middleware that establishes the caller for a route declared
@@ -70,7 +70,7 @@ func (s *Service) Resolve(res Resolver) func(http.Handler) http.Handler {
 			r = r.WithContext(context.WithValue(r.Context(), clientIPKey{}, s.ip.ClientIP(r)))
 			c, apiErr := s.resolve(w, r, res)
 			if apiErr != nil {
-				respond.Err(w, r, apiErr)
+				httpx.Err(w, r, apiErr)
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), c)))
@@ -78,7 +78,7 @@ func (s *Service) Resolve(res Resolver) func(http.Handler) http.Handler {
 	}
 }
 
-func (s *Service) resolve(w http.ResponseWriter, r *http.Request, res Resolver) (Caller, *respond.Error) {
+func (s *Service) resolve(w http.ResponseWriter, r *http.Request, res Resolver) (Caller, *httpx.Error) {
 	switch res {
 	case Public:
 		return Caller{}, nil
@@ -88,7 +88,7 @@ func (s *Service) resolve(w http.ResponseWriter, r *http.Request, res Resolver) 
 			return Caller{}, err
 		}
 		if !present && !s.bypass() {
-			return Caller{}, respond.Unauthorized("missing_api_key", "This route needs the ops key in X-API-Key.")
+			return Caller{}, httpx.Unauthorized("missing_api_key", "This route needs the ops key in X-API-Key.")
 		}
 		return Caller{OpsKey: true}, nil
 	case Strict, AdminSession:
@@ -109,10 +109,10 @@ func (s *Service) resolve(w http.ResponseWriter, r *http.Request, res Resolver) 
 	case WithOwnerOverride, StrictWithOwnerOverride:
 		return s.resolveOverride(w, r, res)
 	}
-	return Caller{}, respond.Internal(errors.New("auth: route declares no resolver"))
+	return Caller{}, httpx.Internal(errors.New("auth: route declares no resolver"))
 }
 
-func (s *Service) resolveOverride(w http.ResponseWriter, r *http.Request, res Resolver) (Caller, *respond.Error) {
+func (s *Service) resolveOverride(w http.ResponseWriter, r *http.Request, res Resolver) (Caller, *httpx.Error) {
 	// Session first.
 	c, ok, err := s.sessionCaller(w, r)
 	if err != nil || ok {
@@ -141,10 +141,10 @@ func (s *Service) resolveOverride(w http.ResponseWriter, r *http.Request, res Re
 // ownerOverride honours X-Owner-User-Id only when all three guards pass (SPEC): a
 // valid ops key, a source address inside OWNER_OVERRIDE_ALLOWED_CIDRS, and a live
 // user. Any failed guard is a 403.
-func (s *Service) ownerOverride(r *http.Request) (Caller, *respond.Error) {
-	refuse := func(guard string) (Caller, *respond.Error) {
+func (s *Service) ownerOverride(r *http.Request) (Caller, *httpx.Error) {
+	refuse := func(guard string) (Caller, *httpx.Error) {
 		s.record(r, uuid.Nil, audit.ActionOverrideRefused, map[string]any{"guard": guard})
-		return Caller{}, respond.Forbidden("owner_override_refused", "X-Owner-User-Id is not accepted for this request.")
+		return Caller{}, httpx.Forbidden("owner_override_refused", "X-Owner-User-Id is not accepted for this request.")
 	}
 	key := r.Header.Get(HeaderAPIKey)
 	if key == "" || !s.cfg.ServiceAPIKey.IsSet() || !keysEqual(key, s.cfg.ServiceAPIKey.Value()) {
@@ -162,14 +162,14 @@ func (s *Service) ownerOverride(r *http.Request) (Caller, *respond.Error) {
 		return refuse("user")
 	}
 	if err != nil {
-		return Caller{}, respond.Internal(err)
+		return Caller{}, httpx.Internal(err)
 	}
 	return Caller{UserID: u.ID, Role: u.Role, OpsKey: true, Override: true}, nil
 }
 
 // sessionCaller resolves the session cookie; ok is false when there is none that
 // resolves. A renewed session gets a fresh cookie.
-func (s *Service) sessionCaller(w http.ResponseWriter, r *http.Request) (Caller, bool, *respond.Error) {
+func (s *Service) sessionCaller(w http.ResponseWriter, r *http.Request) (Caller, bool, *httpx.Error) {
 	tok := sessionToken(r)
 	if tok == "" {
 		return Caller{}, false, nil
@@ -179,7 +179,7 @@ func (s *Service) sessionCaller(w http.ResponseWriter, r *http.Request) (Caller,
 		return Caller{}, false, nil
 	}
 	if err != nil {
-		return Caller{}, false, respond.Internal(err)
+		return Caller{}, false, httpx.Internal(err)
 	}
 	if renewed {
 		s.setSessionCookie(w, tok, expires)
@@ -189,7 +189,7 @@ func (s *Service) sessionCaller(w http.ResponseWriter, r *http.Request) (Caller,
 
 // checkOpsKey reports whether X-API-Key was sent, and refuses a key that does not
 // verify (401, audited).
-func (s *Service) checkOpsKey(r *http.Request) (bool, *respond.Error) {
+func (s *Service) checkOpsKey(r *http.Request) (bool, *httpx.Error) {
 	given := r.Header.Get(HeaderAPIKey)
 	if given == "" {
 		return false, nil
@@ -198,11 +198,11 @@ func (s *Service) checkOpsKey(r *http.Request) (bool, *respond.Error) {
 		if s.bypass() {
 			return true, nil
 		}
-		return true, respond.Unauthorized("ops_key_not_configured", "SERVICE_API_KEY is not configured on this host.")
+		return true, httpx.Unauthorized("ops_key_not_configured", "SERVICE_API_KEY is not configured on this host.")
 	}
 	if !keysEqual(given, s.cfg.ServiceAPIKey.Value()) {
 		s.record(r, uuid.Nil, audit.ActionAPIKeyInvalid, nil)
-		return true, respond.Unauthorized("invalid_api_key", "The X-API-Key value is not valid.")
+		return true, httpx.Unauthorized("invalid_api_key", "The X-API-Key value is not valid.")
 	}
 	return true, nil
 }

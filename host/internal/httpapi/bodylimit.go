@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 )
 
-// DefaultMaxBody bounds a request body on every route that declares no larger
+// MaxRouteBody bounds a request body on every route that declares no larger
 // limit in the route table: enough for any JSON request of the API.
-const DefaultMaxBody = 1 << 20
+const MaxRouteBody = 1 << 20
 
 // Server timeouts (lectern serve and lectern dashboard use them; docs/configuration.md).
 const (
@@ -61,7 +61,7 @@ func DefaultLimits() Limits {
 }
 
 // slowBodyRate is the slowest upload the server waits for on a route with a body
-// limit above DefaultMaxBody: its read and write deadlines are lifted to the time
+// limit above MaxRouteBody: its read and write deadlines are lifted to the time
 // its largest body takes at this rate, plus the usual bounds.
 const slowBodyRate = 64 << 10 // bytes per second
 
@@ -74,15 +74,15 @@ func limitBody(max int64, detail string) func(http.Handler) http.Handler {
 	if detail == "" {
 		detail = fmt.Sprintf("The request body is larger than the %s this route accepts.", byteSize(max))
 	}
-	tooLarge := &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: detail}
+	tooLarge := &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: detail}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > max {
 				w.Header().Set("Connection", "close")
-				respond.Err(w, r, tooLarge)
+				httpx.Err(w, r, tooLarge)
 				return
 			}
-			if max > DefaultMaxBody {
+			if max > MaxRouteBody {
 				extra := time.Duration(max/slowBodyRate) * time.Second
 				rc := http.NewResponseController(w)
 				// Not every writer has deadlines (in process, in tests); the route
@@ -122,7 +122,7 @@ type tooLargeWriter struct {
 	http.ResponseWriter
 	r        *http.Request
 	body     *limitedBody
-	answer   *respond.Error
+	answer   *httpx.Error
 	wrote    bool
 	replaced bool
 }
@@ -137,7 +137,7 @@ func (w *tooLargeWriter) WriteHeader(status int) {
 		h := w.ResponseWriter.Header()
 		h.Del("Content-Length")
 		h.Del("Content-Encoding")
-		respond.Err(w.ResponseWriter, w.r, w.answer)
+		httpx.Err(w.ResponseWriter, w.r, w.answer)
 		return
 	}
 	w.ResponseWriter.WriteHeader(status)

@@ -78,7 +78,7 @@ func TestBodyLimitsNameRoutes(t *testing.T) {
 	}
 	for k, n := range bodyLimits {
 		require.True(t, declared[k], "bodyLimits names %q, which is not a route", k)
-		require.Greater(t, n, int64(DefaultMaxBody), "%s: a limit below the default needs no entry", k)
+		require.Greater(t, n, int64(MaxRouteBody), "%s: a limit below the default needs no entry", k)
 	}
 	for k := range bodyLimitDetails {
 		require.True(t, declared[k], "bodyLimitDetails names %q, which is not a route", k)

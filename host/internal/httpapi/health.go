@@ -5,13 +5,13 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 )
 
 // healthz says the process is alive. It touches nothing else, so a slow database
 // never gets a healthy host restarted.
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
-	respond.JSON(w, http.StatusOK, map[string]string{"status": "ok", "version": h.Version})
+	httpx.JSON(w, http.StatusOK, map[string]string{"status": "ok", "version": h.Version})
 }
 
 type readiness struct {
@@ -30,20 +30,20 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	out := readiness{Status: "ready", Database: "ok", SchemaLatest: h.Migrator.Latest()}
 	if err := h.Pool.Ping(ctx); err != nil {
 		out.Status, out.Database, out.Detail = "not_ready", "unreachable", "database unreachable"
-		respond.JSON(w, http.StatusServiceUnavailable, out)
+		httpx.JSON(w, http.StatusServiceUnavailable, out)
 		return
 	}
 	st, err := h.Migrator.Status(ctx)
 	if err != nil {
 		out.Status, out.Database, out.Detail = "not_ready", "error", "cannot read the schema version"
-		respond.JSON(w, http.StatusServiceUnavailable, out)
+		httpx.JSON(w, http.StatusServiceUnavailable, out)
 		return
 	}
 	out.SchemaVersion = st.Current
 	if !st.UpToDate() {
 		out.Status, out.Detail = "not_ready", "migrations pending"
-		respond.JSON(w, http.StatusServiceUnavailable, out)
+		httpx.JSON(w, http.StatusServiceUnavailable, out)
 		return
 	}
-	respond.JSON(w, http.StatusOK, out)
+	httpx.JSON(w, http.StatusOK, out)
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lectern-research/lectern/host/internal/config"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 )
 
 // HeaderRequestID carries the request id in both directions.
@@ -36,14 +36,14 @@ func requestID(next http.Handler) http.Handler {
 			id = uuid.NewString()
 		}
 		w.Header().Set(HeaderRequestID, id)
-		next.ServeHTTP(w, r.WithContext(respond.WithRequestID(r.Context(), id)))
+		next.ServeHTTP(w, r.WithContext(httpx.WithRequestID(r.Context(), id)))
 	})
 }
 
 func withDebug(on bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(respond.WithDebug(r.Context(), on)))
+			next.ServeHTTP(w, r.WithContext(httpx.WithDebug(r.Context(), on)))
 		})
 	}
 }
@@ -69,7 +69,7 @@ func observe(log *slog.Logger, m *metrics) func(http.Handler) http.Handler {
 				level = slog.LevelError
 			}
 			log.LogAttrs(r.Context(), level, "http request",
-				slog.String("request_id", respond.RequestID(r.Context())),
+				slog.String("request_id", httpx.RequestID(r.Context())),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.String("route", route),
@@ -106,8 +106,8 @@ func recoverPanics(log *slog.Logger) func(http.Handler) http.Handler {
 					panic(rec) // the server's own signal to drop the connection
 				}
 				log.ErrorContext(r.Context(), "panic in handler",
-					"request_id", respond.RequestID(r.Context()), "panic", fmt.Sprint(rec), "stack", string(debug.Stack()))
-				respond.Err(w, r, respond.Internal(fmt.Errorf("panic: %v", rec)))
+					"request_id", httpx.RequestID(r.Context()), "panic", fmt.Sprint(rec), "stack", string(debug.Stack()))
+				httpx.Err(w, r, httpx.Internal(fmt.Errorf("panic: %v", rec)))
 			}()
 			next.ServeHTTP(w, r)
 		})
@@ -148,7 +148,7 @@ func crossOriginProtection(cfg *config.Config) func(http.Handler) http.Handler {
 		_ = p.AddTrustedOrigin(o)
 	}
 	p.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		respond.Err(w, r, respond.Forbidden("cross_origin_refused",
+		httpx.Err(w, r, httpx.Forbidden("cross_origin_refused",
 			"This request came from another site and was refused (cross-site request forgery protection)."))
 	}))
 	return p.Handler

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/rag"
@@ -113,7 +113,7 @@ func TestOpenAPISchemasMatchWhatTheCodeSends(t *testing.T) {
 		sent   map[string]bool // JSON name -> always sent
 	}{
 		{"Error", errorBodyFields(t)},
-		{"FieldError", jsonFields(reflect.TypeFor[respond.FieldError]())},
+		{"FieldError", jsonFields(reflect.TypeFor[httpx.FieldError]())},
 		{"UploadResult", jsonFields(reflect.TypeFor[ingest.UploadResult]())},
 		{"JobEnvelope", jsonFields(reflect.TypeFor[jobs.Envelope]())},
 		{"AnswerDone", jsonFields(reflect.TypeFor[rag.Done]())},
@@ -150,26 +150,26 @@ func TestOpenAPISchemasMatchWhatTheCodeSends(t *testing.T) {
 	}
 }
 
-// errorBodyFields renders the error body twice through respond.Err: bare, which
+// errorBodyFields renders the error body twice through httpx.Err: bare, which
 // shows the fields always sent, and with every optional part set, which shows
 // them all.
 func errorBodyFields(t *testing.T) map[string]bool {
 	t.Helper()
-	render := func(ctx context.Context, e *respond.Error) map[string]json.RawMessage {
+	render := func(ctx context.Context, e *httpx.Error) map[string]json.RawMessage {
 		rec := httptest.NewRecorder()
-		respond.Err(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), e)
+		httpx.Err(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx), e)
 		var body map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
 		return body
 	}
 	out := map[string]bool{}
-	full := respond.Invalid("The email address is not valid.", respond.FieldError{Field: "email", Message: "is not an email address"})
+	full := httpx.Invalid("The email address is not valid.", httpx.FieldError{Field: "email", Message: "is not an email address"})
 	full.Cause = errors.New("raw cause")
-	ctx := respond.WithDebug(respond.WithRequestID(context.Background(), "req-1"), true)
+	ctx := httpx.WithDebug(httpx.WithRequestID(context.Background(), "req-1"), true)
 	for name := range render(ctx, full) {
 		out[name] = false
 	}
-	for name := range render(context.Background(), respond.NotFound("No such paper.")) {
+	for name := range render(context.Background(), httpx.NotFound("No such paper.")) {
 		out[name] = true
 	}
 	return out

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/papers"
 )
@@ -22,7 +22,7 @@ type Route struct {
 }
 
 // bodyLimits are the routes ("METHOD pattern") whose request body may be larger
-// than DefaultMaxBody (1 MB), which bounds every other route; a larger body gets
+// than MaxRouteBody (1 MB), which bounds every other route; a larger body gets
 // 413 (bodylimit.go). TestBodyLimitsNameRoutes keeps the keys in step with the
 // table.
 var bodyLimits = map[string]int64{
@@ -43,10 +43,10 @@ func maxBody(rt Route) int64 {
 	if n, ok := bodyLimits[rt.Method+" "+rt.Pattern]; ok {
 		return n
 	}
-	return DefaultMaxBody
+	return MaxRouteBody
 }
 
-// Body limits of the routes that take more than DefaultMaxBody.
+// Body limits of the routes that take more than MaxRouteBody.
 const (
 	// maxUploadBody is a PDF of ingest.MaxUploadBytes plus room for the multipart
 	// envelope.
@@ -180,6 +180,6 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 
 func unavailable(detail string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		respond.Err(w, r, respond.Unavailable(detail, nil))
+		httpx.Err(w, r, httpx.Unavailable(detail, nil))
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/admin"
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
@@ -82,10 +82,10 @@ func NewHandler(deps Deps) (*chi.Mux, []Route) {
 		refuseUnstorableText,
 	)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		respond.Err(w, r, respond.NotFound("no route for "+r.Method+" "+r.URL.Path))
+		httpx.Err(w, r, httpx.NotFound("no route for "+r.Method+" "+r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		respond.Err(w, r, &respond.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
 			Detail: r.Method + " is not allowed on " + r.URL.Path})
 	})
 	for _, rt := range routes {

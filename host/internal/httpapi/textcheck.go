@@ -3,8 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/lectern-research/lectern/host/internal/httpapi/input"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 )
 
 // refuseUnstorableText answers 400 for a path or query parameter holding a NUL or
@@ -12,8 +11,8 @@ import (
 // PostgreSQL (which refuses such text with an error that would otherwise be a 500).
 func refuseUnstorableText(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := input.CheckRequest(r); err != nil {
-			respond.Err(w, r, err)
+		if err := httpx.CheckRequest(r); err != nil {
+			httpx.Err(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -8,15 +8,11 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/papers"
 )
@@ -127,104 +123,6 @@ func (e *fetchError) Error() string {
 func (e *fetchError) Is(target error) bool { return target == ErrFetch }
 
 func (e *fetchError) Unwrap() error { return e.cause }
-
-type ingestURLBody struct {
-	URL string `json:"url"`
-}
-
-// IngestURL answers POST /api/papers/{id}/ingest {"url"?}: it reads a paper's PDF
-// from a link. The paper must be one the caller may see. What the PDF becomes
-// depends on who else reads the paper (docs/ownership.md, "Whose text a PDF
-// becomes"); nothing the caller sends changes what another user reads:
-//
-//   - the caller's own private paper, held by no one else: the PDF (from url, else
-//     its pdf_url) is read into it again; 202.
-//   - a shared paper (public or instance-level) without text, no url or its own
-//     pdf_url: the PDF from its recorded pdf_url fills the shared paper, which joins
-//     the caller's library; 202.
-//   - a shared paper that has text, no url: it joins the caller's library, nothing
-//     is fetched; 200 with status "existing".
-//   - otherwise (a link of the caller's on a paper others read): the PDF becomes the
-//     caller's own private version of the paper, a new paper in their library
-//     linked by version_of; 202 with its id. A PDF whose text the caller or the
-//     corpus already has answers 200 with that paper instead.
-func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
-	paperID, err := uuid.Parse(chi.URLParam(r, "id"))
-	if err != nil {
-		respond.Err(w, r, respond.NotFound("No such paper."))
-		return
-	}
-	var body ingestURLBody
-	if r.ContentLength != 0 && !auth.DecodeJSON(w, r, &body) {
-		return
-	}
-	ctx := r.Context()
-	user := auth.CallerFrom(ctx).UserID
-	it, err := papers.New(a.pool).Get(ctx, user, paperID)
-	if errors.Is(err, papers.ErrNotFound) {
-		respond.Err(w, r, respond.NotFound("No such paper."))
-		return
-	}
-	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	held, err := papers.New(a.pool).HoldingOf(ctx, user, paperID)
-	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	corpus, mine, hasText := held.Shared, held.Mine, held.HasText
-	link := strings.TrimSpace(body.URL)
-	ownLink := link == "" || link == it.PDFURL
-	if corpus && hasText && link == "" {
-		if err := papers.AddToLibraryTx(ctx, a.pool, user, paperID, "manual_save"); err != nil {
-			respond.Err(w, r, respond.Internal(err))
-			return
-		}
-		respond.JSON(w, http.StatusOK, UploadResult{PaperID: paperID, Status: StatusExisting,
-			Message: "The paper's text is already in Lectern; it is in your library."})
-		return
-	}
-	if link == "" {
-		link = it.PDFURL
-	}
-	if link == "" {
-		respond.Err(w, r, respond.Invalid("This paper has no PDF link; send one as \"url\".", respond.FieldError{Field: "url", Message: "is required for this paper"}))
-		return
-	}
-	if ok, wait := a.uploads.Allow(user.String()); !ok {
-		a.uploads.Refuse(w, r, wait)
-		return
-	}
-	st, err := a.fetcher.Fetch(ctx, a.store, link)
-	if errors.Is(err, ErrFetch) {
-		detail := strings.TrimPrefix(err.Error(), "ingest: ")
-		var fe *fetchError
-		if errors.As(err, &fe) {
-			detail = "download failed: " + fe.reason
-		}
-		e := respond.Invalid(detail+".", respond.FieldError{Field: "url", Message: "could not be fetched as a PDF"})
-		e.Cause = err
-		respond.Err(w, r, e)
-		return
-	}
-	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	defer st.Discard()
-	var res UploadResult
-	switch {
-	case mine:
-		res, err = a.reread(ctx, user, paperID, link, st)
-	case corpus && !hasText && ownLink:
-		res, err = a.fill(ctx, user, paperID, st)
-	default:
-		res, err = a.version(ctx, user, paperID, link, st)
-	}
-	a.answer(w, r, res, err, st.Sum)
-}
 
 // reread reads a PDF again into the caller's own private paper, recording the link
 // on it.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,11 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/papers"
-	"github.com/lectern-research/lectern/host/internal/ratelimit"
 )
 
 // MaxUploadBytes bounds a browser upload (the reference's 50 MB).
@@ -33,21 +29,6 @@ const (
 	UploadsPerWindow = 30
 	UploadWindow     = 10 * time.Minute
 )
-
-// API serves POST /api/papers/upload and POST /api/papers/{id}/ingest.
-type API struct {
-	pool    *pgxpool.Pool
-	store   *Store
-	queue   *jobs.Service
-	fetcher *Fetcher
-	uploads *ratelimit.Limiter
-}
-
-// NewAPI returns the upload API; fetcher downloads PDFs from links.
-func NewAPI(pool *pgxpool.Pool, store *Store, queue *jobs.Service, fetcher *Fetcher) *API {
-	return &API{pool: pool, store: store, queue: queue, fetcher: fetcher,
-		uploads: ratelimit.New("PDF upload", UploadsPerWindow, UploadWindow)}
-}
 
 // Status values of an UploadResult.
 const (
@@ -67,99 +48,6 @@ type UploadResult struct {
 	VersionOf *uuid.UUID `json:"version_of,omitempty"`
 	// Message says in one sentence what happened.
 	Message string `json:"message"`
-}
-
-var errTooLargeResponse = &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: "The PDF is larger than 50 MB."}
-
-// Upload answers POST /api/papers/upload (multipart, field "file"): the content must
-// be a PDF whatever its name says. A body announced larger than the limit is
-// refused before it is read; the file part is streamed into the store, so no
-// multipart temporary file exists. A PDF the caller already has, or whose text the
-// shared corpus already holds, answers 200 with that paper (added to the caller's
-// library). Otherwise the paper is created private to the uploader and added to
-// their library in the same transaction as its ingest.pdf job: 202 with the paper id
-// and the job. Nothing is kept of a refused or failed upload.
-func (a *API) Upload(w http.ResponseWriter, r *http.Request) {
-	user := auth.CallerFrom(r.Context()).UserID
-	if ok, wait := a.uploads.Allow(user.String()); !ok {
-		a.uploads.Refuse(w, r, wait)
-		return
-	}
-	if r.ContentLength > MaxUploadBytes+multipartSlack {
-		respond.Err(w, r, errTooLargeResponse)
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, MaxUploadBytes+multipartSlack)
-	part, filename, ferr := filePart(r)
-	if ferr != nil {
-		respond.Err(w, r, ferr)
-		return
-	}
-	st, err := a.store.Stage(part, MaxUploadBytes)
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.Is(err, errTooLarge), errors.As(err, &tooBig):
-		respond.Err(w, r, errTooLargeResponse)
-		return
-	case errors.Is(err, errNotPDF):
-		respond.Err(w, r, &respond.Error{Status: http.StatusUnsupportedMediaType, Code: "not_a_pdf", Detail: "The file is not a PDF."})
-		return
-	case errors.Is(err, errBodyRead):
-		respond.Err(w, r, respond.BadRequest("The upload was cut short; send the PDF again."))
-		return
-	case err != nil:
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	defer st.Discard()
-	res, err := a.keepUpload(r.Context(), user, uploadTitle(filename), filename, st)
-	a.answer(w, r, res, err, st.Sum)
-}
-
-// answer answers an upload or a fetch whose PDF (digest sum) was kept as res: 202
-// when a job reads it, 200 for a paper that already existed. A failed transaction
-// releases the PDF first.
-func (a *API) answer(w http.ResponseWriter, r *http.Request, res UploadResult, err error, sum string) {
-	if err != nil {
-		a.release(r.Context(), sum)
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	status := http.StatusAccepted
-	if res.Status == StatusExisting {
-		status = http.StatusOK
-	}
-	respond.JSON(w, status, res)
-}
-
-// filePart finds the multipart part "file" and returns it unread, with its file name.
-func filePart(r *http.Request) (io.Reader, string, *respond.Error) {
-	missing := respond.Invalid("Send the PDF as multipart/form-data in the field \"file\".", respond.FieldError{Field: "file", Message: "is required"})
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return nil, "", missing
-	}
-	for {
-		p, err := mr.NextPart()
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.Is(err, io.EOF):
-			return nil, "", missing
-		case errors.As(err, &tooBig):
-			return nil, "", errTooLargeResponse
-		case err != nil:
-			return nil, "", respond.BadRequest("The multipart body cannot be read; send the PDF again in the field \"file\".")
-		}
-		if p.FormName() == "file" {
-			return p, p.FileName(), nil
-		}
-		if _, err := io.Copy(io.Discard, p); err != nil {
-			if errors.As(err, &tooBig) {
-				return nil, "", errTooLargeResponse
-			}
-			return nil, "", respond.BadRequest("The multipart body cannot be read; send the PDF again in the field \"file\".")
-		}
-	}
 }
 
 // uploadTitle is the paper's title until the PDF says better: the file name without

@@ -16,8 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/input"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/sse"
 )
 
@@ -60,7 +59,7 @@ func (s *Service) API() *API { return &API{rt: s.rt} }
 func callerOrDeny(w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
 	c := auth.CallerFrom(r.Context())
 	if !c.HasUser() && !c.OpsKey {
-		respond.Err(w, r, respond.Unauthorized("authentication_required", "Sign in, or call with the ops key."))
+		httpx.Err(w, r, httpx.Unauthorized("authentication_required", "Sign in, or call with the ops key."))
 		return c, false
 	}
 	return c, true
@@ -70,7 +69,7 @@ func callerOrDeny(w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
 func jobID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
 	if err != nil || id <= 0 {
-		respond.Err(w, r, respond.NotFound("job not found"))
+		httpx.Err(w, r, httpx.NotFound("job not found"))
 		return 0, false
 	}
 	return id, true
@@ -79,10 +78,10 @@ func jobID(w http.ResponseWriter, r *http.Request) (int64, bool) {
 // notFoundOr answers 404 for ErrNotFound and 500 otherwise.
 func notFoundOr(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, ErrNotFound) {
-		respond.Err(w, r, respond.NotFound("job not found"))
+		httpx.Err(w, r, httpx.NotFound("job not found"))
 		return
 	}
-	respond.Err(w, r, err)
+	httpx.Err(w, r, err)
 }
 
 type createRequest struct {
@@ -100,16 +99,16 @@ func (a *API) Create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req createRequest
-	if !input.DecodeJSON(w, r, &req, maxCreateBody) {
+	if !httpx.DecodeJSON(w, r, &req, maxCreateBody) {
 		return
 	}
 	if req.Kind == "" {
-		respond.Err(w, r, respond.Invalid("A job kind is required.", respond.FieldError{Field: "kind", Message: "is required"}))
+		httpx.Err(w, r, httpx.Invalid("A job kind is required.", httpx.FieldError{Field: "kind", Message: "is required"}))
 		return
 	}
 	k, known := a.rt.reg.lookup(req.Kind)
 	if !known {
-		respond.Err(w, r, &respond.Error{
+		httpx.Err(w, r, &httpx.Error{
 			Status: http.StatusBadRequest, Code: "unknown_job_kind",
 			Detail: fmt.Sprintf("Unknown job kind %q. Known kinds: %s.", req.Kind, strings.Join(a.rt.reg.apiKinds(), ", ")),
 		})
@@ -120,35 +119,35 @@ func (a *API) Create(w http.ResponseWriter, r *http.Request) {
 		if k.enqueuers == 0 {
 			detail = fmt.Sprintf("Jobs of kind %s are started by the host only.", k.name)
 		}
-		respond.Err(w, r, respond.Forbidden("job_kind_forbidden", detail))
+		httpx.Err(w, r, httpx.Forbidden("job_kind_forbidden", detail))
 		return
 	}
 	args, err := k.decodeFunc(req.Args)
 	if err != nil {
 		var argsErr *ArgsError
 		if errors.As(err, &argsErr) {
-			fields := make([]respond.FieldError, len(argsErr.Fields))
+			fields := make([]httpx.FieldError, len(argsErr.Fields))
 			for i, f := range argsErr.Fields {
-				fields[i] = respond.FieldError{Field: f.Field, Message: f.Message}
+				fields[i] = httpx.FieldError{Field: f.Field, Message: f.Message}
 			}
-			respond.Err(w, r, respond.Invalid("The job's arguments are not valid.", fields...))
+			httpx.Err(w, r, httpx.Invalid("The job's arguments are not valid.", fields...))
 			return
 		}
-		respond.Err(w, r, err)
+		httpx.Err(w, r, err)
 		return
 	}
 	opts, err := a.rt.insertOpts(k.name, caller.UserID)
 	if err != nil {
-		respond.Err(w, r, err)
+		httpx.Err(w, r, err)
 		return
 	}
 	res, err := a.rt.client.Insert(r.Context(), args, opts)
 	if err != nil {
-		respond.Err(w, r, fmt.Errorf("jobs: enqueue %s: %w", k.name, err))
+		httpx.Err(w, r, fmt.Errorf("jobs: enqueue %s: %w", k.name, err))
 		return
 	}
 	w.Header().Set("Location", "/api/jobs/"+strconv.FormatInt(res.Job.ID, 10))
-	respond.JSON(w, http.StatusAccepted, newEnvelope(res.Job, nil))
+	httpx.JSON(w, http.StatusAccepted, newEnvelope(res.Job, nil))
 }
 
 // Get answers the envelope of one job.
@@ -168,10 +167,10 @@ func (a *API) Get(w http.ResponseWriter, r *http.Request) {
 	}
 	env, err := a.rt.envelope(r.Context(), row)
 	if err != nil {
-		respond.Err(w, r, err)
+		httpx.Err(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, env)
+	httpx.JSON(w, http.StatusOK, env)
 }
 
 // ListResponse is the body of GET /api/jobs.
@@ -192,14 +191,14 @@ func (a *API) List(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	params := river.NewJobListParams().OrderBy(river.JobListOrderByID, river.SortOrderDesc)
-	var fieldErrs []respond.FieldError
+	var fieldErrs []httpx.FieldError
 
 	if names := splitParam(q["state"]); len(names) > 0 {
 		var states []rivertype.JobState
 		for _, name := range names {
 			public, err := parseState(name)
 			if err != nil {
-				fieldErrs = append(fieldErrs, respond.FieldError{Field: "state",
+				fieldErrs = append(fieldErrs, httpx.FieldError{Field: "state",
 					Message: fmt.Sprintf("%q is not a state; use one of %s or active", name, joinStates())})
 				continue
 			}
@@ -212,7 +211,7 @@ func (a *API) List(w http.ResponseWriter, r *http.Request) {
 	if kinds := splitParam(q["kind"]); len(kinds) > 0 {
 		for _, k := range kinds {
 			if !a.rt.reg.has(k) {
-				fieldErrs = append(fieldErrs, respond.FieldError{Field: "kind",
+				fieldErrs = append(fieldErrs, httpx.FieldError{Field: "kind",
 					Message: fmt.Sprintf("%q is not a job kind; known kinds: %s", k, strings.Join(a.rt.reg.Kinds(), ", "))})
 			}
 		}
@@ -222,31 +221,31 @@ func (a *API) List(w http.ResponseWriter, r *http.Request) {
 	if raw := q.Get("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > maxListLimit {
-			fieldErrs = append(fieldErrs, respond.FieldError{Field: "limit", Message: fmt.Sprintf("must be an integer from 1 to %d", maxListLimit)})
+			fieldErrs = append(fieldErrs, httpx.FieldError{Field: "limit", Message: fmt.Sprintf("must be an integer from 1 to %d", maxListLimit)})
 		}
 		limit = n
 	}
 	if raw := q.Get("cursor"); raw != "" {
 		before, err := decodeCursor(raw)
 		if err != nil {
-			fieldErrs = append(fieldErrs, respond.FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+			fieldErrs = append(fieldErrs, httpx.FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
 		}
 		params = params.Where("id < @lectern_before_id", river.NamedArgs{"lectern_before_id": before})
 	}
 	if len(fieldErrs) > 0 {
-		respond.Err(w, r, respond.Invalid("The list parameters are not valid.", fieldErrs...))
+		httpx.Err(w, r, httpx.Invalid("The list parameters are not valid.", fieldErrs...))
 		return
 	}
 	params, _ = scope(params.First(limit), caller)
 
 	res, err := a.rt.client.JobList(r.Context(), params)
 	if err != nil {
-		respond.Err(w, r, fmt.Errorf("jobs: list: %w", err))
+		httpx.Err(w, r, fmt.Errorf("jobs: list: %w", err))
 		return
 	}
 	envs, err := a.rt.envelopes(r.Context(), res.Jobs)
 	if err != nil {
-		respond.Err(w, r, err)
+		httpx.Err(w, r, err)
 		return
 	}
 	body := ListResponse{Jobs: envs}
@@ -254,7 +253,7 @@ func (a *API) List(w http.ResponseWriter, r *http.Request) {
 		next := encodeCursor(res.Jobs[len(res.Jobs)-1].ID)
 		body.NextCursor = &next
 	}
-	respond.JSON(w, http.StatusOK, body)
+	httpx.JSON(w, http.StatusOK, body)
 }
 
 // splitParam flattens repeated and comma-separated query values.
@@ -318,7 +317,7 @@ func (a *API) Cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if state := PublicState(row.State); state.Terminal() {
-		respond.Err(w, r, finished(id, state))
+		httpx.Err(w, r, finished(id, state))
 		return
 	}
 	row, err = a.rt.client.JobCancel(ctx, id)
@@ -327,27 +326,27 @@ func (a *API) Cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, fmt.Errorf("jobs: cancel job %d: %w", id, err))
+		httpx.Err(w, r, fmt.Errorf("jobs: cancel job %d: %w", id, err))
 		return
 	}
 	a.rt.hub.wake(id)
 	env, err := a.rt.envelope(ctx, row)
 	if err != nil {
-		respond.Err(w, r, err)
+		httpx.Err(w, r, err)
 		return
 	}
 	switch {
 	case env.State == StateCancelled:
-		respond.JSON(w, http.StatusOK, env)
+		httpx.JSON(w, http.StatusOK, env)
 	case env.State.Terminal(): // it finished before the cancel reached it
-		respond.Err(w, r, finished(id, env.State))
+		httpx.Err(w, r, finished(id, env.State))
 	default:
-		respond.JSON(w, http.StatusAccepted, env)
+		httpx.JSON(w, http.StatusAccepted, env)
 	}
 }
 
-func finished(id int64, state State) *respond.Error {
-	return &respond.Error{Status: http.StatusConflict, Code: "job_finished",
+func finished(id int64, state State) *httpx.Error {
+	return &httpx.Error{Status: http.StatusConflict, Code: "job_finished",
 		Detail: fmt.Sprintf("Job %d has already finished (%s).", id, state)}
 }
 

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/users"
 )
 
@@ -39,28 +36,6 @@ type Analytics struct {
 	TotalReviews  int            `json:"total_reviews"`
 	TotalSeconds  int64          `json:"total_seconds"`
 	CardsByState  map[string]int `json:"cards_by_state"`
-}
-
-// Analytics answers the caller's review analytics over ?days= (1-365, default 30):
-// reviews and time per day, true retention (the share of reviews of cards in review
-// state answered other than Again), the due forecast for the next 30 days, and the
-// current streak of days with reviews, all in the user's time zone.
-func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
-	days := 30
-	if s := r.URL.Query().Get("days"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 365 {
-			fail(w, r, invalid("days", "must be from 1 to 365"))
-			return
-		}
-		days = n
-	}
-	out, err := a.store.Analytics(r.Context(), caller(r), days, a.store.now())
-	if err != nil {
-		fail(w, r, err)
-		return
-	}
-	respond.JSON(w, http.StatusOK, out)
 }
 
 // Analytics computes the user's review analytics over the days up to now (see

@@ -14,8 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/input"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/papers"
 )
 
@@ -43,25 +42,25 @@ var (
 func caller(r *http.Request) uuid.UUID { return auth.CallerFrom(r.Context()).UserID }
 
 func fail(w http.ResponseWriter, r *http.Request, err error) {
-	var apiErr *respond.Error
+	var apiErr *httpx.Error
 	switch {
 	case errors.Is(err, ErrNotFound):
-		respond.Err(w, r, respond.NotFound("Not found."))
+		httpx.Err(w, r, httpx.NotFound("Not found."))
 	case errors.Is(err, ErrNotReviewable):
-		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "card_not_active", Detail: "This card is a draft or suspended; make it active to review it."})
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "card_not_active", Detail: "This card is a draft or suspended; make it active to review it."})
 	case errors.Is(err, ErrOutOfOrder):
-		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "review_out_of_order", Detail: err.Error()})
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "review_out_of_order", Detail: err.Error()})
 	case errors.Is(err, ErrDeckExists):
-		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "already_exists", Detail: "A deck with this name exists already."})
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "already_exists", Detail: "A deck with this name exists already."})
 	case errors.As(err, &apiErr):
-		respond.Err(w, r, apiErr)
+		httpx.Err(w, r, apiErr)
 	default:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 	}
 }
 
 func invalid(field, msg string) error {
-	return respond.Invalid("Some fields are not valid.", respond.FieldError{Field: field, Message: msg})
+	return httpx.Invalid("Some fields are not valid.", httpx.FieldError{Field: field, Message: msg})
 }
 
 func pathUUID(r *http.Request, name string) (uuid.UUID, error) {
@@ -104,7 +103,7 @@ func (a *API) ListDecks(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, map[string]any{"items": decks})
+	httpx.JSON(w, http.StatusOK, map[string]any{"items": decks})
 }
 
 type deckBody struct {
@@ -118,27 +117,27 @@ type deckBody struct {
 // 0.9), maximum_interval_days 1-36500 (default 36500).
 func (a *API) CreateDeck(w http.ResponseWriter, r *http.Request) {
 	var b deckBody
-	if !auth.DecodeJSON(w, r, &b) {
+	if !httpx.DecodeJSON(w, r, &b, httpx.MaxJSONBody) {
 		return
 	}
-	var fields []respond.FieldError
+	var fields []httpx.FieldError
 	b.Name = strings.TrimSpace(b.Name)
 	if b.Name == "" || utf8.RuneCountInString(b.Name) > 200 {
-		fields = append(fields, respond.FieldError{Field: "name", Message: "must be 1 to 200 characters"})
+		fields = append(fields, httpx.FieldError{Field: "name", Message: "must be 1 to 200 characters"})
 	}
 	ret, maxInt := 0.9, 36500
 	if b.DesiredRetention != nil {
 		if ret = *b.DesiredRetention; ret < 0.7 || ret > 0.99 {
-			fields = append(fields, respond.FieldError{Field: "desired_retention", Message: "must be from 0.70 to 0.99"})
+			fields = append(fields, httpx.FieldError{Field: "desired_retention", Message: "must be from 0.70 to 0.99"})
 		}
 	}
 	if b.MaximumInterval != nil {
 		if maxInt = *b.MaximumInterval; maxInt < 1 || maxInt > 36500 {
-			fields = append(fields, respond.FieldError{Field: "maximum_interval_days", Message: "must be from 1 to 36500"})
+			fields = append(fields, httpx.FieldError{Field: "maximum_interval_days", Message: "must be from 1 to 36500"})
 		}
 	}
 	if len(fields) > 0 {
-		fail(w, r, respond.Invalid("Some fields are not valid.", fields...))
+		fail(w, r, httpx.Invalid("Some fields are not valid.", fields...))
 		return
 	}
 	d, err := a.store.CreateDeck(r.Context(), caller(r), DeckParams{Name: b.Name, Description: b.Description,
@@ -147,7 +146,7 @@ func (a *API) CreateDeck(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusCreated, d)
+	httpx.JSON(w, http.StatusCreated, d)
 }
 
 // ---- cards ----
@@ -179,7 +178,7 @@ func (a *API) ListCards(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, map[string]any{"items": cards})
+	httpx.JSON(w, http.StatusOK, map[string]any{"items": cards})
 }
 
 type cardBody struct {
@@ -196,46 +195,46 @@ type cardBody struct {
 	BuriedUntil *time.Time `json:"buried_until"`
 }
 
-func (b *cardBody) validate(create bool) []respond.FieldError {
-	var f []respond.FieldError
+func (b *cardBody) validate(create bool) []httpx.FieldError {
+	var f []httpx.FieldError
 	text := func(name string, v *string, required bool) {
 		switch {
 		case v == nil && required && create:
-			f = append(f, respond.FieldError{Field: name, Message: "is required"})
+			f = append(f, httpx.FieldError{Field: name, Message: "is required"})
 		case v != nil && required && strings.TrimSpace(*v) == "":
-			f = append(f, respond.FieldError{Field: name, Message: "must not be empty"})
+			f = append(f, httpx.FieldError{Field: name, Message: "must not be empty"})
 		case v != nil && utf8.RuneCountInString(*v) > maxTextChars:
-			f = append(f, respond.FieldError{Field: name, Message: "must be at most 20000 characters"})
+			f = append(f, httpx.FieldError{Field: name, Message: "must be at most 20000 characters"})
 		}
 	}
 	text("front", b.Front, true)
 	text("back", b.Back, false)
 	if create && b.DeckID == nil {
-		f = append(f, respond.FieldError{Field: "deck_id", Message: "is required"})
+		f = append(f, httpx.FieldError{Field: "deck_id", Message: "is required"})
 	}
 	if b.CardType != nil && !slices.Contains(cardTypes, *b.CardType) {
-		f = append(f, respond.FieldError{Field: "card_type", Message: "must be one of " + strings.Join(cardTypes, ", ")})
+		f = append(f, httpx.FieldError{Field: "card_type", Message: "must be one of " + strings.Join(cardTypes, ", ")})
 	}
 	if b.Status != nil {
 		switch {
 		case !slices.Contains(cardStatuses, *b.Status):
-			f = append(f, respond.FieldError{Field: "status", Message: "must be one of " + strings.Join(cardStatuses, ", ")})
+			f = append(f, httpx.FieldError{Field: "status", Message: "must be one of " + strings.Join(cardStatuses, ", ")})
 		case *b.Status == "buried" && (b.BuriedUntil == nil || !b.BuriedUntil.After(time.Now())):
-			f = append(f, respond.FieldError{Field: "buried_until", Message: "a buried card needs a future buried_until"})
+			f = append(f, httpx.FieldError{Field: "buried_until", Message: "a buried card needs a future buried_until"})
 		}
 	}
 	if b.BuriedUntil != nil && (b.Status == nil || *b.Status != "buried") {
-		f = append(f, respond.FieldError{Field: "buried_until", Message: "goes only with status buried"})
+		f = append(f, httpx.FieldError{Field: "buried_until", Message: "goes only with status buried"})
 	}
 	if b.Tags != nil && len(*b.Tags) > 50 {
-		f = append(f, respond.FieldError{Field: "tags", Message: "at most 50 tags"})
+		f = append(f, httpx.FieldError{Field: "tags", Message: "at most 50 tags"})
 	}
 	if b.PageNumber != nil && *b.PageNumber < 1 {
-		f = append(f, respond.FieldError{Field: "page_number", Message: "must be 1 or more"})
+		f = append(f, httpx.FieldError{Field: "page_number", Message: "must be 1 or more"})
 	}
 	for name, v := range map[string]*string{"deck_id": b.DeckID, "paper_id": b.PaperID, "chunk_id": b.ChunkID} {
 		if v != nil && uuid.Validate(*v) != nil {
-			f = append(f, respond.FieldError{Field: name, Message: "must be an id"})
+			f = append(f, httpx.FieldError{Field: name, Message: "must be an id"})
 		}
 	}
 	sort.Slice(f, func(i, j int) bool { return f[i].Field < f[j].Field })
@@ -246,11 +245,11 @@ func (b *cardBody) validate(create bool) []respond.FieldError {
 // A paper it cites must be one the caller may see.
 func (a *API) CreateCard(w http.ResponseWriter, r *http.Request) {
 	var b cardBody
-	if !auth.DecodeJSON(w, r, &b) {
+	if !httpx.DecodeJSON(w, r, &b, httpx.MaxJSONBody) {
 		return
 	}
 	if f := b.validate(true); len(f) > 0 {
-		fail(w, r, respond.Invalid("Some fields are not valid.", f...))
+		fail(w, r, httpx.Invalid("Some fields are not valid.", f...))
 		return
 	}
 	user := caller(r)
@@ -294,8 +293,8 @@ func (a *API) CreateCard(w http.ResponseWriter, r *http.Request) {
 		chunk := uuid.MustParse(*b.ChunkID)
 		paper, err := a.papers.VisibleChunk(ctx, user, chunk)
 		if errors.Is(err, papers.ErrNotFound) {
-			e := respond.NotFound("The passage chunk_id names was not found among the papers you can see.")
-			e.Fields = []respond.FieldError{{Field: "chunk_id", Message: "is not a passage of a paper you can see"}}
+			e := httpx.NotFound("The passage chunk_id names was not found among the papers you can see.")
+			e.Fields = []httpx.FieldError{{Field: "chunk_id", Message: "is not a passage of a paper you can see"}}
 			err = e
 		}
 		if err != nil {
@@ -316,7 +315,7 @@ func (a *API) CreateCard(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusCreated, card)
+	httpx.JSON(w, http.StatusCreated, card)
 }
 
 // GetCard answers a card with the interval each rating would give now.
@@ -331,7 +330,7 @@ func (a *API) GetCard(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, c)
+	httpx.JSON(w, http.StatusOK, c)
 }
 
 // UpdateCard changes front, back, type, tags, deck or status (draft → active
@@ -343,11 +342,11 @@ func (a *API) UpdateCard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b cardBody
-	if !auth.DecodeJSON(w, r, &b) {
+	if !httpx.DecodeJSON(w, r, &b, httpx.MaxJSONBody) {
 		return
 	}
 	if f := b.validate(false); len(f) > 0 {
-		fail(w, r, respond.Invalid("Some fields are not valid.", f...))
+		fail(w, r, httpx.Invalid("Some fields are not valid.", f...))
 		return
 	}
 	user := caller(r)
@@ -369,7 +368,7 @@ func (a *API) UpdateCard(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, c)
+	httpx.JSON(w, http.StatusOK, c)
 }
 
 // DeleteCard removes a card and its review history.
@@ -402,7 +401,7 @@ func (a *API) Due(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, map[string]any{"items": cards, "now": now})
+	httpx.JSON(w, http.StatusOK, map[string]any{"items": cards, "now": now})
 }
 
 type reviewBody struct {
@@ -413,30 +412,30 @@ type reviewBody struct {
 	ReviewedAt *time.Time `json:"reviewed_at"`
 }
 
-func (b reviewBody) input(prefix string, offline bool, now time.Time) (ReviewInput, []respond.FieldError) {
-	var f []respond.FieldError
+func (b reviewBody) input(prefix string, offline bool, now time.Time) (ReviewInput, []httpx.FieldError) {
+	var f []httpx.FieldError
 	id, err := uuid.Parse(b.CardID)
 	if err != nil {
-		f = append(f, respond.FieldError{Field: prefix + "card_id", Message: "must be a card id"})
+		f = append(f, httpx.FieldError{Field: prefix + "card_id", Message: "must be a card id"})
 	}
 	if b.Rating < 1 || b.Rating > 4 {
-		f = append(f, respond.FieldError{Field: prefix + "rating", Message: "must be 1 (again), 2 (hard), 3 (good) or 4 (easy)"})
+		f = append(f, httpx.FieldError{Field: prefix + "rating", Message: "must be 1 (again), 2 (hard), 3 (good) or 4 (easy)"})
 	}
 	if b.DurationMS != nil && (*b.DurationMS < 0 || *b.DurationMS > 24*3600*1000) {
-		f = append(f, respond.FieldError{Field: prefix + "duration_ms", Message: "must be from 0 to a day"})
+		f = append(f, httpx.FieldError{Field: prefix + "duration_ms", Message: "must be from 0 to a day"})
 	}
 	if len(b.ClientID) > 128 {
-		f = append(f, respond.FieldError{Field: prefix + "client_id", Message: "must be at most 128 characters"})
+		f = append(f, httpx.FieldError{Field: prefix + "client_id", Message: "must be at most 128 characters"})
 	}
 	in := ReviewInput{CardID: id, Rating: b.Rating, DurationMS: b.DurationMS, ClientID: b.ClientID}
 	if offline {
 		switch {
 		case b.ClientID == "":
-			f = append(f, respond.FieldError{Field: prefix + "client_id", Message: "is required for offline reviews"})
+			f = append(f, httpx.FieldError{Field: prefix + "client_id", Message: "is required for offline reviews"})
 		case b.ReviewedAt == nil:
-			f = append(f, respond.FieldError{Field: prefix + "reviewed_at", Message: "is required for offline reviews"})
+			f = append(f, httpx.FieldError{Field: prefix + "reviewed_at", Message: "is required for offline reviews"})
 		case b.ReviewedAt.After(now.Add(5 * time.Minute)):
-			f = append(f, respond.FieldError{Field: prefix + "reviewed_at", Message: "is in the future"})
+			f = append(f, httpx.FieldError{Field: prefix + "reviewed_at", Message: "is in the future"})
 		default:
 			in.ReviewedAt = *b.ReviewedAt
 		}
@@ -448,7 +447,7 @@ func (b reviewBody) input(prefix string, offline bool, now time.Time) (ReviewInp
 // the card as FSRS scheduled it.
 func (a *API) Review(w http.ResponseWriter, r *http.Request) {
 	var b reviewBody
-	if !auth.DecodeJSON(w, r, &b) {
+	if !httpx.DecodeJSON(w, r, &b, httpx.MaxJSONBody) {
 		return
 	}
 	if b.ReviewedAt != nil {
@@ -458,7 +457,7 @@ func (a *API) Review(w http.ResponseWriter, r *http.Request) {
 	now := a.store.now()
 	in, f := b.input("", false, now)
 	if len(f) > 0 {
-		fail(w, r, respond.Invalid("Some fields are not valid.", f...))
+		fail(w, r, httpx.Invalid("Some fields are not valid.", f...))
 		return
 	}
 	res, err := a.store.Review(r.Context(), caller(r), in, now)
@@ -466,7 +465,7 @@ func (a *API) Review(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, res)
+	httpx.JSON(w, http.StatusOK, res)
 }
 
 type batchBody struct {
@@ -481,7 +480,7 @@ type batchBody struct {
 // rest go on.
 func (a *API) Batch(w http.ResponseWriter, r *http.Request) {
 	var b batchBody
-	if !input.DecodeJSON(w, r, &b, 2<<20) {
+	if !httpx.DecodeJSON(w, r, &b, 2<<20) {
 		return
 	}
 	if len(b.Reviews) == 0 || len(b.Reviews) > MaxBatchReviews {
@@ -490,19 +489,19 @@ func (a *API) Batch(w http.ResponseWriter, r *http.Request) {
 	}
 	now := a.store.now()
 	ins := make([]ReviewInput, len(b.Reviews))
-	var fields []respond.FieldError
+	var fields []httpx.FieldError
 	seen := map[string]bool{}
 	for i, rv := range b.Reviews {
 		in, f := rv.input("reviews["+strconv.Itoa(i)+"].", true, now)
 		fields = append(fields, f...)
 		if seen[rv.ClientID] && rv.ClientID != "" {
-			fields = append(fields, respond.FieldError{Field: "reviews[" + strconv.Itoa(i) + "].client_id", Message: "repeats an earlier review of this batch"})
+			fields = append(fields, httpx.FieldError{Field: "reviews[" + strconv.Itoa(i) + "].client_id", Message: "repeats an earlier review of this batch"})
 		}
 		seen[rv.ClientID] = true
 		ins[i] = in
 	}
 	if len(fields) > 0 {
-		fail(w, r, respond.Invalid("Some reviews are not valid; nothing was applied.", fields...))
+		fail(w, r, httpx.Invalid("Some reviews are not valid; nothing was applied.", fields...))
 		return
 	}
 	results, err := a.store.ReviewBatch(r.Context(), caller(r), ins, now)
@@ -514,6 +513,28 @@ func (a *API) Batch(w http.ResponseWriter, r *http.Request) {
 	for _, it := range results {
 		counts[it.Status]++
 	}
-	respond.JSON(w, http.StatusOK, map[string]any{"results": results, "applied": counts["applied"],
+	httpx.JSON(w, http.StatusOK, map[string]any{"results": results, "applied": counts["applied"],
 		"duplicates": counts["duplicate"], "rejected": counts["rejected"]})
+}
+
+// Analytics answers the caller's review analytics over ?days= (1-365, default 30):
+// reviews and time per day, true retention (the share of reviews of cards in review
+// state answered other than Again), the due forecast for the next 30 days, and the
+// current streak of days with reviews, all in the user's time zone.
+func (a *API) Analytics(w http.ResponseWriter, r *http.Request) {
+	days := 30
+	if s := r.URL.Query().Get("days"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 365 {
+			fail(w, r, invalid("days", "must be from 1 to 365"))
+			return
+		}
+		days = n
+	}
+	out, err := a.store.Analytics(r.Context(), caller(r), days, a.store.now())
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, out)
 }

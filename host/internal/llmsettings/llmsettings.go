@@ -8,22 +8,15 @@ package llmsettings
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/lectern-research/lectern/host/internal/audit"
-	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/netguard"
-	"github.com/lectern-research/lectern/host/internal/secrets"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
 
@@ -68,17 +61,6 @@ type Settings struct {
 	// Gateway is true when models are registered with a self-hosted gateway.
 	Gateway  bool     `json:"gateway"`
 	Warnings []string `json:"warnings"`
-}
-
-// Get answers the providers with keys set (masked) and the custom endpoint, with
-// the warning SPEC asks for when a custom endpoint is configured.
-func (a *API) Get(w http.ResponseWriter, r *http.Request) {
-	s, err := a.settings(r.Context())
-	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	respond.JSON(w, http.StatusOK, s)
 }
 
 func (a *API) settings(ctx context.Context) (Settings, error) {
@@ -145,129 +127,4 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 		}
 	}
 	return out, nil
-}
-
-type putBody struct {
-	APIKey  *string `json:"api_key"`
-	BaseURL *string `json:"base_url"`
-}
-
-// PutProvider answers PUT /api/admin/llm/providers/{provider} {"api_key", "base_url"}:
-// the key is sealed (store 1) and only ever shown masked; the base URL (custom
-// endpoint only) is checked before it is saved and refused with 422 naming the rule.
-func (a *API) PutProvider(w http.ResponseWriter, r *http.Request) {
-	name := chi.URLParam(r, "provider")
-	if !providerName.MatchString(name) {
-		respond.Err(w, r, respond.Invalid("Unknown provider name.", respond.FieldError{Field: "provider", Message: "must be lowercase letters, digits and _"}))
-		return
-	}
-	var body putBody
-	if !auth.DecodeJSON(w, r, &body) {
-		return
-	}
-	if body.APIKey == nil && body.BaseURL == nil {
-		respond.Err(w, r, respond.Invalid("Send api_key, base_url or both.", respond.FieldError{Field: "api_key", Message: "nothing to change"}))
-		return
-	}
-	if body.BaseURL != nil {
-		if name != llmgw.CustomCompatible {
-			respond.Err(w, r, respond.Invalid("Only the custom compatible endpoint has a base URL.", respond.FieldError{Field: "base_url", Message: "only for custom_compatible"}))
-			return
-		}
-		if err := netguard.CheckBaseURL(r.Context(), *body.BaseURL, netguard.BaseURLOpts{GatewayHosts: a.gatewayHosts, Resolver: a.resolver}); err != nil {
-			msg := strings.TrimPrefix(err.Error(), "netguard: ")
-			respond.Err(w, r, respond.Invalid("The base URL is refused: "+msg+".", respond.FieldError{Field: "base_url", Message: msg}))
-			return
-		}
-	}
-	var changed []string
-	if body.APIKey != nil {
-		v, _ := json.Marshal(strings.TrimSpace(*body.APIKey))
-		if _, err := a.store.PutSystem(r.Context(), llmgw.KeyName(name), v); err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		changed = append(changed, llmgw.KeyName(name))
-	}
-	if body.BaseURL != nil {
-		v, _ := json.Marshal(strings.TrimSpace(*body.BaseURL))
-		if _, err := a.store.PutSystem(r.Context(), llmgw.BaseURLKey, v); err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		changed = append(changed, llmgw.BaseURLKey)
-	}
-	meta := map[string]any{"provider": name, "keys": strings.Join(changed, ",")}
-	a.changed(w, r, meta)
-}
-
-func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, userconfig.ErrBadValue):
-		respond.Err(w, r, respond.Invalid(err.Error(), respond.FieldError{Field: "api_key", Message: "must be a non-empty string"}))
-	case errors.Is(err, secrets.ErrNoKey):
-		respond.Err(w, r, respond.Unavailable("Keys cannot be stored: SERVICE_CONFIG_KEY is not configured on this host.", err))
-	default:
-		respond.Err(w, r, respond.Internal(err))
-	}
-}
-
-type roleBody struct {
-	Provider string `json:"provider"`
-	Model    string `json:"model"`
-}
-
-// PutRole answers PUT /api/admin/llm/roles/{role} {"provider", "model"}: the role
-// is served by that provider's model from now on (provider "builtin" restores the
-// default). With a gateway configured the model is registered there first; 502
-// when the gateway refuses it, and nothing changes.
-func (a *API) PutRole(w http.ResponseWriter, r *http.Request) {
-	role := chi.URLParam(r, "role")
-	var body roleBody
-	if !auth.DecodeJSON(w, r, &body) {
-		return
-	}
-	assigned, err := a.gw.Assign(r.Context(), role, strings.TrimSpace(body.Provider), strings.TrimSpace(body.Model))
-	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "llmgw: ")
-		switch {
-		case errors.Is(err, llmgw.ErrUnknownRole):
-			respond.Err(w, r, respond.Invalid("Unknown role: "+msg+".", respond.FieldError{Field: "role", Message: msg}))
-		case errors.Is(err, llmgw.ErrUnknownProvider):
-			respond.Err(w, r, respond.Invalid("Unknown provider: "+msg+".", respond.FieldError{Field: "provider", Message: msg}))
-		case errors.Is(err, llmgw.ErrBadModel):
-			respond.Err(w, r, respond.Invalid("The model is refused: "+msg+".", respond.FieldError{Field: "model", Message: msg}))
-		case errors.Is(err, llmgw.ErrNoKey), errors.Is(err, llmgw.ErrNoBaseURL):
-			respond.Err(w, r, respond.Invalid(msg+".", respond.FieldError{Field: "provider", Message: msg}))
-		case errors.Is(err, llmgw.ErrGateway):
-			respond.Err(w, r, respond.BadGateway("The LLM gateway did not accept the model: "+msg, err))
-		case errors.Is(err, secrets.ErrNoKey):
-			respond.Err(w, r, respond.Unavailable("Keys cannot be read: SERVICE_CONFIG_KEY is not configured on this host.", err))
-		default:
-			respond.Err(w, r, respond.Internal(err))
-		}
-		return
-	}
-	if role == llmgw.RoleEmbed && a.OnEmbedChange != nil {
-		if err := a.OnEmbedChange(r.Context()); err != nil {
-			a.log.ErrorContext(r.Context(), "enqueue the re-embedding after an embed role change", "error", err)
-		}
-	}
-	meta := map[string]any{"role": role, "provider": assigned.Provider, "model": assigned.Model}
-	a.changed(w, r, meta)
-}
-
-// changed audits an admin's change (metadata meta, plus the caller's address) and
-// answers with the settings as they now are.
-func (a *API) changed(w http.ResponseWriter, r *http.Request, meta map[string]any) {
-	if ip := auth.ClientIP(r.Context()); ip.IsValid() {
-		meta["ip"] = ip.String()
-	}
-	a.audit.Record(r.Context(), auth.CallerFrom(r.Context()).UserID, audit.ActionAdminConfigChange, r.URL.Path, meta)
-	s, err := a.settings(r.Context())
-	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	respond.JSON(w, http.StatusOK, s)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 )
 
 // ResolveFunc finds a paper the corpus lacks by DOI or arXiv id through the paper
@@ -44,7 +44,7 @@ func (a *API) Feed(w http.ResponseWriter, r *http.Request) {
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
-			respond.Err(w, r, respond.Invalid("limit must be a number from 1 to 100.", respond.FieldError{Field: "limit", Message: "must be from 1 to 100"}))
+			httpx.Err(w, r, httpx.Invalid("limit must be a number from 1 to 100.", httpx.FieldError{Field: "limit", Message: "must be from 1 to 100"}))
 			return
 		}
 		p.Limit = n
@@ -53,13 +53,13 @@ func (a *API) Feed(w http.ResponseWriter, r *http.Request) {
 	var ve *ViewError
 	switch {
 	case errors.As(err, &ve):
-		respond.Err(w, r, respond.Invalid(ve.Error(), respond.FieldError{Field: ve.Field, Message: "must be one of " + strings.Join(ve.Valid, ", ")}))
+		httpx.Err(w, r, httpx.Invalid(ve.Error(), httpx.FieldError{Field: ve.Field, Message: "must be one of " + strings.Join(ve.Valid, ", ")}))
 	case errors.Is(err, ErrBadCursor):
-		respond.Err(w, r, respond.Invalid("The cursor is not valid; start again without it.", respond.FieldError{Field: "cursor", Message: "is not a cursor this server issued"}))
+		httpx.Err(w, r, httpx.Invalid("The cursor is not valid; start again without it.", httpx.FieldError{Field: "cursor", Message: "is not a cursor this server issued"}))
 	case err != nil:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 	default:
-		respond.JSON(w, http.StatusOK, page)
+		httpx.JSON(w, http.StatusOK, page)
 	}
 }
 
@@ -89,13 +89,13 @@ func (a *API) SetState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body stateBody
-	if !auth.DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	patch := StatePatch{State: body.State, Starred: body.Starred, Flagged: body.Flagged, Notes: body.Notes}
-	var fields []respond.FieldError
+	var fields []httpx.FieldError
 	if body.State != nil && !slices.Contains(States, *body.State) {
-		fields = append(fields, respond.FieldError{Field: "state", Message: "must be one of " + strings.Join(States, ", ")})
+		fields = append(fields, httpx.FieldError{Field: "state", Message: "must be one of " + strings.Join(States, ", ")})
 	}
 	switch {
 	case len(body.Rating) == 0:
@@ -104,16 +104,16 @@ func (a *API) SetState(w http.ResponseWriter, r *http.Request) {
 	default:
 		var n int
 		if err := json.Unmarshal(body.Rating, &n); err != nil || n < 1 || n > 5 {
-			fields = append(fields, respond.FieldError{Field: "rating", Message: "must be a whole number from 1 to 5, or null"})
+			fields = append(fields, httpx.FieldError{Field: "rating", Message: "must be a whole number from 1 to 5, or null"})
 		} else {
 			patch.Rating = &n
 		}
 	}
 	if body.Notes != nil && len(*body.Notes) > 100000 {
-		fields = append(fields, respond.FieldError{Field: "notes", Message: "must be at most 100000 characters"})
+		fields = append(fields, httpx.FieldError{Field: "notes", Message: "must be at most 100000 characters"})
 	}
 	if len(fields) > 0 {
-		respond.Err(w, r, respond.Invalid("Some fields are not valid.", fields...))
+		httpx.Err(w, r, httpx.Invalid("Some fields are not valid.", fields...))
 		return
 	}
 	it, err := a.store.SetState(r.Context(), auth.CallerFrom(r.Context()).UserID, id, patch)
@@ -130,7 +130,7 @@ type libraryBody struct {
 // paper in the corpus that the caller may see.
 func (a *API) AddToLibrary(w http.ResponseWriter, r *http.Request) {
 	var body libraryBody
-	if !auth.DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	user := auth.CallerFrom(r.Context()).UserID
@@ -139,14 +139,14 @@ func (a *API) AddToLibrary(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case body.PaperID != "":
 		if id, err = uuid.Parse(body.PaperID); err != nil {
-			respond.Err(w, r, respond.Invalid("paper_id is not a paper id.", respond.FieldError{Field: "paper_id", Message: "must be a UUID"}))
+			httpx.Err(w, r, httpx.Invalid("paper_id is not a paper id.", httpx.FieldError{Field: "paper_id", Message: "must be a UUID"}))
 			return
 		}
 	case body.DOI != "" || body.ArxivID != "":
 		doi := NormalizeDOI(body.DOI)
 		arxiv, _, okArxiv := NormalizeArxivID(body.ArxivID)
 		if (body.DOI != "" && doi == "") || (body.ArxivID != "" && !okArxiv) {
-			respond.Err(w, r, respond.Invalid("The identifier is not valid.", respond.FieldError{Field: "doi/arxiv_id", Message: "is not a DOI or arXiv id"}))
+			httpx.Err(w, r, httpx.Invalid("The identifier is not valid.", httpx.FieldError{Field: "doi/arxiv_id", Message: "is not a DOI or arXiv id"}))
 			return
 		}
 		id, err = a.store.FindVisible(r.Context(), user, doi, arxiv)
@@ -160,7 +160,7 @@ func (a *API) AddToLibrary(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	default:
-		respond.Err(w, r, respond.Invalid("Name the paper by paper_id, doi or arxiv_id.", respond.FieldError{Field: "paper_id", Message: "one of paper_id, doi, arxiv_id is required"}))
+		httpx.Err(w, r, httpx.Invalid("Name the paper by paper_id, doi or arxiv_id.", httpx.FieldError{Field: "paper_id", Message: "one of paper_id, doi, arxiv_id is required"}))
 		return
 	}
 	if err := AddToLibraryTx(r.Context(), a.store.pool, user, id, "manual_save"); err != nil {
@@ -169,7 +169,7 @@ func (a *API) AddToLibrary(w http.ResponseWriter, r *http.Request) {
 	}
 	it, err := a.store.Get(r.Context(), user, id)
 	if err == nil {
-		respond.JSON(w, http.StatusCreated, it)
+		httpx.JSON(w, http.StatusCreated, it)
 		return
 	}
 	a.answer(w, r, it, err)
@@ -183,11 +183,11 @@ func (a *API) RemoveFromLibrary(w http.ResponseWriter, r *http.Request) {
 	}
 	err := a.store.RemoveFromLibrary(r.Context(), auth.CallerFrom(r.Context()).UserID, id)
 	if errors.Is(err, ErrNotInLibrary) {
-		respond.Err(w, r, respond.NotFound("This paper is not in your library."))
+		httpx.Err(w, r, httpx.NotFound("This paper is not in your library."))
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -202,21 +202,21 @@ func (a *API) answer(w http.ResponseWriter, r *http.Request, it Item, err error)
 			detail = "Some paper sources could not be reached, and those that answered do not know this paper; try again later."
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(int(SourcesRetryAfter.Seconds())))
-		respond.Err(w, r, &respond.Error{Status: http.StatusServiceUnavailable, Code: "sources_unreachable",
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusServiceUnavailable, Code: "sources_unreachable",
 			Detail: detail, Cause: err})
 	case errors.Is(err, ErrNotFound):
-		respond.Err(w, r, respond.NotFound("No such paper."))
+		httpx.Err(w, r, httpx.NotFound("No such paper."))
 	case err != nil:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 	default:
-		respond.JSON(w, http.StatusOK, it)
+		httpx.JSON(w, http.StatusOK, it)
 	}
 }
 
 func pathID(w http.ResponseWriter, r *http.Request, name string) (uuid.UUID, bool) {
 	id, err := uuid.Parse(chi.URLParam(r, name))
 	if err != nil {
-		respond.Err(w, r, respond.NotFound("No such paper."))
+		httpx.Err(w, r, httpx.NotFound("No such paper."))
 		return uuid.Nil, false
 	}
 	return id, true

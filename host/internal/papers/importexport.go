@@ -5,18 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/bibio"
-	"github.com/lectern-research/lectern/host/internal/httpapi/input"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
 
 // MaxImportBytes bounds an imported file.
@@ -30,29 +25,16 @@ type ImportResult struct {
 	Failed   int               `json:"failed"`
 	Errors   []bibio.LineError `json:"errors"`
 	PaperIDs []uuid.UUID       `json:"paper_ids"`
+
+	// failures are the causes of entries that failed for a reason other than their
+	// own (the database's text), for the handler to log with the request id.
+	failures []entryFailure
 }
 
-// detectFormat picks bibtex or ris from ?format=, the content type, or the content.
-func detectFormat(r *http.Request, body string) string {
-	switch f := strings.ToLower(r.URL.Query().Get("format")); f {
-	case "bibtex", "ris":
-		return f
-	case "":
-	default:
-		return "unknown:" + f
-	}
-	ct := strings.ToLower(r.Header.Get("Content-Type"))
-	switch {
-	case strings.Contains(ct, "bibtex"):
-		return "bibtex"
-	case strings.Contains(ct, "research-info-systems"), strings.Contains(ct, "ris"):
-		return "ris"
-	}
-	trimmed := strings.TrimLeft(strings.TrimPrefix(body, "\ufeff"), " \t\r\n")
-	if strings.HasPrefix(trimmed, "TY  -") {
-		return "ris"
-	}
-	return "bibtex"
+// entryFailure is the cause of one entry that was not saved.
+type entryFailure struct {
+	line int
+	err  error
 }
 
 // entryInput turns a parsed record into a corpus input.
@@ -96,51 +78,6 @@ func displayName(a string) string {
 	return strings.TrimSpace(a)
 }
 
-// Import answers POST /api/library/import: a BibTeX or RIS file in the body (format
-// from ?format=, the content type, or the content). Good entries join the caller's
-// library, each in its own savepoint; bad ones are reported by line and lose nothing
-// else.
-func (a *API) Import(w http.ResponseWriter, r *http.Request) {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxImportBytes))
-	if err != nil {
-		respond.Err(w, r, &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
-			Detail: fmt.Sprintf("The file is larger than %d MB.", MaxImportBytes>>20)})
-		return
-	}
-	body := string(raw)
-	if apiErr := input.CheckText("file", body); apiErr != nil {
-		respond.Err(w, r, apiErr)
-		return
-	}
-	format := detectFormat(r, body)
-	var entries []bibio.Entry
-	var errs []bibio.LineError
-	switch format {
-	case "bibtex":
-		entries, errs = bibio.ParseBibTeX(body)
-	case "ris":
-		entries, errs = bibio.ParseRIS(body)
-	default:
-		respond.Err(w, r, respond.Invalid("format must be bibtex or ris.", respond.FieldError{Field: "format", Message: "must be bibtex or ris"}))
-		return
-	}
-	if len(entries) == 0 && len(errs) == 0 {
-		respond.Err(w, r, respond.Invalid("The file holds no entries.", respond.FieldError{Field: "body", Message: "no BibTeX or RIS entries found"}))
-		return
-	}
-	res, err := a.store.ImportEntries(r.Context(), auth.CallerFrom(r.Context()).UserID, format, entries)
-	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	res.Errors = append(errs, res.Errors...)
-	res.Failed = len(res.Errors)
-	if res.Errors == nil {
-		res.Errors = []bibio.LineError{}
-	}
-	respond.JSON(w, http.StatusOK, res)
-}
-
 // ImportEntries adds parsed entries to the user's library in one transaction, each
 // entry under its own savepoint: an entry that fails is reported by its line (in
 // Errors) and undoes nothing else. format is recorded in each new paper's metadata.
@@ -150,7 +87,12 @@ func (st *Store) ImportEntries(ctx context.Context, userID uuid.UUID, format str
 		for _, e := range entries {
 			id, already, err := importOne(ctx, tx, e, format, userID)
 			if err != nil {
-				res.Errors = append(res.Errors, bibio.LineError{Line: e.Line, Message: entryFailure(ctx, e, err)})
+				msg := "The entry has no title."
+				if !errors.Is(err, errNoTitle) {
+					msg = "This entry could not be saved; check its fields."
+					res.failures = append(res.failures, entryFailure{line: e.Line, err: err})
+				}
+				res.Errors = append(res.Errors, bibio.LineError{Line: e.Line, Message: msg})
 				continue
 			}
 			res.PaperIDs = append(res.PaperIDs, id)
@@ -186,16 +128,6 @@ func importOne(ctx context.Context, tx pgx.Tx, e bibio.Entry, format string, use
 
 var errNoTitle = errors.New("entry has no title")
 
-// entryFailure says why one entry was not saved: the entry's own fault in words,
-// anything else (the database's text) in the log only.
-func entryFailure(ctx context.Context, e bibio.Entry, err error) string {
-	if errors.Is(err, errNoTitle) {
-		return "The entry has no title."
-	}
-	slog.ErrorContext(ctx, "import entry", "request_id", respond.RequestID(ctx), "line", e.Line, "error", err)
-	return "This entry could not be saved; check its fields."
-}
-
 type exportFormat struct {
 	write       func(io.Writer, []bibio.Entry) error
 	contentType string
@@ -206,30 +138,6 @@ var exportFormats = map[string]exportFormat{
 	"bibtex":  {bibio.WriteBibTeX, "application/x-bibtex; charset=utf-8", "bib"},
 	"ris":     {bibio.WriteRIS, "application/x-research-info-systems; charset=utf-8", "ris"},
 	"csljson": {bibio.WriteCSLJSON, "application/vnd.citationstyles.csl+json; charset=utf-8", "json"},
-}
-
-// Export answers GET /api/library/export?format=bibtex|ris|csljson with the papers of
-// the caller's library (not trashed).
-func (a *API) Export(w http.ResponseWriter, r *http.Request) {
-	format := r.URL.Query().Get("format")
-	if format == "" {
-		format = "bibtex"
-	}
-	out, ok := exportFormats[format]
-	if !ok {
-		respond.Err(w, r, respond.Invalid("format must be bibtex, ris or csljson.", respond.FieldError{Field: "format", Message: "must be bibtex, ris or csljson"}))
-		return
-	}
-	entries, err := a.store.libraryEntries(r.Context(), auth.CallerFrom(r.Context()).UserID)
-	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
-		return
-	}
-	w.Header().Set("Content-Type", out.contentType)
-	w.Header().Set("Content-Disposition", `attachment; filename="lectern-library.`+out.ext+`"`)
-	if err := out.write(w, entries); err != nil {
-		respond.Err(w, r, respond.Internal(err))
-	}
 }
 
 // libraryEntries lists the caller's library (trash left out) as neutral entries.

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/papers"
 )
 
@@ -67,7 +67,7 @@ func (a *API) projectFromPath(r *http.Request) (uuid.UUID, error) {
 
 func decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, bool) {
 	var body map[string]json.RawMessage
-	if !auth.DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return nil, false
 	}
 	if body == nil {
@@ -76,18 +76,25 @@ func decodeObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMe
 	return body, true
 }
 
-// answer writes v, or the error: ErrNotFound as 404.
+// answer writes v, or the error: ErrNotFound as 404, a *ValidationError as 422.
 func answer(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
-	var apiErr *respond.Error
+	var apiErr *httpx.Error
+	var invalid *ValidationError
 	switch {
 	case err == nil:
-		respond.JSON(w, status, v)
+		httpx.JSON(w, status, v)
 	case errors.Is(err, ErrNotFound), errors.Is(err, papers.ErrNotFound):
-		respond.Err(w, r, respond.NotFound("Not found."))
+		httpx.Err(w, r, httpx.NotFound("Not found."))
+	case errors.As(err, &invalid):
+		fields := make([]httpx.FieldError, len(invalid.Fields))
+		for i, f := range invalid.Fields {
+			fields[i] = httpx.FieldError{Field: f.Field, Message: f.Message}
+		}
+		httpx.Err(w, r, httpx.Invalid("Some fields are not valid.", fields...))
 	case errors.As(err, &apiErr):
-		respond.Err(w, r, apiErr)
+		httpx.Err(w, r, apiErr)
 	default:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 	}
 }
 
@@ -105,7 +112,7 @@ func noContent(w http.ResponseWriter, r *http.Request, err error) {
 func (a *API) ListProjects(w http.ResponseWriter, r *http.Request) {
 	status := r.URL.Query().Get("status")
 	if status != "" && !slices.Contains(ProjectStatuses, status) {
-		answer(w, r, 0, nil, respond.Invalid("Unknown status.", respond.FieldError{Field: "status", Message: "must be one of active, paused, completed, archived"}))
+		answer(w, r, 0, nil, httpx.Invalid("Unknown status.", httpx.FieldError{Field: "status", Message: "must be one of active, paused, completed, archived"}))
 		return
 	}
 	list, err := a.store.Projects(r.Context(), user(r), status)
@@ -229,7 +236,7 @@ func (a *API) CreateTask(w http.ResponseWriter, r *http.Request) {
 	}
 	if parent != nil {
 		if ok, err := a.store.HasTask(r.Context(), user(r), projectID, *parent); err != nil || !ok {
-			answer(w, r, 0, nil, respond.Invalid("The parent task is not in this project.", respond.FieldError{Field: "parent_task_id", Message: "must be a task of this project"}))
+			answer(w, r, 0, nil, httpx.Invalid("The parent task is not in this project.", httpx.FieldError{Field: "parent_task_id", Message: "must be a task of this project"}))
 			return
 		}
 	}
@@ -362,7 +369,7 @@ func (a *API) ListPapers(w http.ResponseWriter, r *http.Request) {
 		}
 		items = append(items, it)
 	}
-	respond.JSON(w, http.StatusOK, map[string]any{"items": items})
+	httpx.JSON(w, http.StatusOK, map[string]any{"items": items})
 }
 
 type linkBody struct {
@@ -378,12 +385,12 @@ func (a *API) LinkPaper(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body linkBody
-	if !auth.DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	paperID, perr := uuid.Parse(body.PaperID)
 	if perr != nil {
-		answer(w, r, 0, nil, respond.Invalid("paper_id is not a paper id.", respond.FieldError{Field: "paper_id", Message: "must be a UUID"}))
+		answer(w, r, 0, nil, httpx.Invalid("paper_id is not a paper id.", httpx.FieldError{Field: "paper_id", Message: "must be a UUID"}))
 		return
 	}
 	owner := user(r)

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
 
 // ErrNotFound means no such row for this user.
@@ -68,11 +66,31 @@ type Milestone struct {
 	UpdatedAt   time.Time  `json:"updated_at"`
 }
 
+// FieldError says what is wrong with one field of a project, task or milestone.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// ValidationError lists every field that failed validation, by field name. The API
+// answers it as 422 naming the fields.
+type ValidationError struct {
+	Fields []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Field + " " + f.Message
+	}
+	return "projects: invalid: " + strings.Join(parts, "; ")
+}
+
 // patch is a JSON object whose fields may be absent (leave as is), null (clear) or
 // set. It validates as it reads and collects every field error.
 type patch struct {
 	raw     map[string]json.RawMessage
-	errs    []respond.FieldError
+	errs    []FieldError
 	changes Changes // the columns to set, in order
 }
 
@@ -80,14 +98,14 @@ func newPatch(body map[string]json.RawMessage, allowed ...string) *patch {
 	p := &patch{raw: body}
 	for k := range body {
 		if !slices.Contains(allowed, k) {
-			p.errs = append(p.errs, respond.FieldError{Field: k, Message: "is not a field of this object"})
+			p.errs = append(p.errs, FieldError{Field: k, Message: "is not a field of this object"})
 		}
 	}
 	return p
 }
 
 func (p *patch) fail(field, msg string) {
-	p.errs = append(p.errs, respond.FieldError{Field: field, Message: msg})
+	p.errs = append(p.errs, FieldError{Field: field, Message: msg})
 }
 
 func (p *patch) has(k string) bool { _, ok := p.raw[k]; return ok }
@@ -240,13 +258,13 @@ func (p *patch) require(keys ...string) {
 	}
 }
 
-// err is the 422 for the collected field errors, or nil.
+// err is a *ValidationError with the collected field errors, or nil.
 func (p *patch) err() error {
 	if len(p.errs) == 0 {
 		return nil
 	}
-	slices.SortFunc(p.errs, func(a, b respond.FieldError) int { return strings.Compare(a.Field, b.Field) })
-	return respond.Invalid("Some fields are not valid.", p.errs...)
+	slices.SortFunc(p.errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+	return &ValidationError{Fields: p.errs}
 }
 
 // stamp sets a completion column: now() when done is true (keeping an earlier

@@ -11,7 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/papers"
@@ -85,7 +85,7 @@ func (a *API) Ask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var q Question
-	if !auth.DecodeJSON(w, r, &q) {
+	if !httpx.DecodeJSON(w, r, &q, httpx.MaxJSONBody) {
 		return
 	}
 	var stream *sse.Writer
@@ -105,7 +105,7 @@ func (a *API) Ask(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		if stream == nil {
-			respond.Err(w, r, askError(err))
+			httpx.Err(w, r, askError(err))
 			return
 		}
 		// The answer has begun: the error goes on the stream, which still ends
@@ -124,22 +124,22 @@ func (a *API) Ask(w http.ResponseWriter, r *http.Request) {
 	_ = stream.Done(Done{Model: ans.Model, Method: ans.Method, Answered: ans.Answered, Fallback: ans.Fallback})
 }
 
-func askError(err error) *respond.Error {
+func askError(err error) *httpx.Error {
 	var fe *FieldError
 	switch {
 	case errors.As(err, &fe):
-		return respond.Invalid("The question cannot be asked: "+fe.Field+" "+fe.Message+".", respond.FieldError{Field: fe.Field, Message: fe.Message})
+		return httpx.Invalid("The question cannot be asked: "+fe.Field+" "+fe.Message+".", httpx.FieldError{Field: fe.Field, Message: fe.Message})
 	case errors.Is(err, ErrNotFound):
-		return respond.NotFound("A project or paper of the scope was not found.")
+		return httpx.NotFound("A project or paper of the scope was not found.")
 	case errors.Is(err, context.DeadlineExceeded):
-		return respond.GatewayTimeout("The model did not answer in time; try again, or ask a narrower question.", err)
+		return httpx.GatewayTimeout("The model did not answer in time; try again, or ask a narrower question.", err)
 	case errors.Is(err, llmgw.ErrUnavailable), errors.Is(err, llmgw.ErrNoKey), errors.Is(err, llmgw.ErrNoBaseURL):
-		return respond.Unavailable("The model for answers is not available: an admin can check Settings → LLM providers.", err)
+		return httpx.Unavailable("The model for answers is not available: an admin can check Settings → LLM providers.", err)
 	case errors.Is(err, protocol.ErrUnavailable), errors.Is(err, protocol.ErrRateLimited), errors.Is(err, protocol.ErrUnauthorized),
 		errors.Is(err, protocol.ErrBadRequest), errors.Is(err, protocol.ErrInternal):
-		return respond.BadGateway("The model failed to answer; try again later.", err)
+		return httpx.BadGateway("The model failed to answer; try again later.", err)
 	}
-	return respond.Internal(err)
+	return httpx.Internal(err)
 }
 
 // RegisterJobs adds summary.generate and extract.paper, which any user may
@@ -158,7 +158,7 @@ func RegisterJobs(reg *jobs.Registry, svc *Service) error {
 func paperID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
 	id, err := uuid.Parse(chi.URLParam(r, "id"))
 	if err != nil {
-		respond.Err(w, r, respond.NotFound("Paper not found."))
+		httpx.Err(w, r, httpx.NotFound("Paper not found."))
 		return uuid.Nil, false
 	}
 	return id, true
@@ -168,26 +168,26 @@ func paperID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
 func (a *API) visible(w http.ResponseWriter, r *http.Request, id uuid.UUID) bool {
 	ok, err := papers.New(a.svc.Pool).Visible(r.Context(), auth.CallerFrom(r.Context()).UserID, id)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return false
 	}
 	if !ok {
-		respond.Err(w, r, respond.NotFound("Paper not found."))
+		httpx.Err(w, r, httpx.NotFound("Paper not found."))
 	}
 	return ok
 }
 
 func (a *API) enqueue(w http.ResponseWriter, r *http.Request, args river.JobArgs) {
 	if a.queue == nil {
-		respond.Err(w, r, respond.Unavailable("The job queue is not running on this host.", nil))
+		httpx.Err(w, r, httpx.Unavailable("The job queue is not running on this host.", nil))
 		return
 	}
 	env, err := a.queue.Enqueue(r.Context(), auth.CallerFrom(r.Context()).UserID, args)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusAccepted, map[string]any{"job": env})
+	httpx.JSON(w, http.StatusAccepted, map[string]any{"job": env})
 }
 
 // Summarize answers POST /api/papers/{id}/summary {"force"?}: 202 with the
@@ -200,7 +200,7 @@ func (a *API) Summarize(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Force bool `json:"force"`
 	}
-	if r.ContentLength != 0 && !auth.DecodeJSON(w, r, &body) {
+	if r.ContentLength != 0 && !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	a.enqueue(w, r, SummaryArgs{PaperID: id, Force: body.Force})
@@ -215,14 +215,14 @@ func (a *API) GetSummary(w http.ResponseWriter, r *http.Request) {
 	}
 	s, err := a.svc.LatestSummary(r.Context(), auth.CallerFrom(r.Context()).UserID, id)
 	if errors.Is(err, ErrNotFound) {
-		respond.Err(w, r, respond.NotFound("The paper has no summary yet; ask for one with POST."))
+		httpx.Err(w, r, httpx.NotFound("The paper has no summary yet; ask for one with POST."))
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, s)
+	httpx.JSON(w, http.StatusOK, s)
 }
 
 // Extract answers POST /api/papers/{id}/extract: 202 with the extract.paper job.
@@ -243,12 +243,12 @@ func (a *API) GetExtractions(w http.ResponseWriter, r *http.Request) {
 	}
 	x, err := a.svc.Extraction(r.Context(), auth.CallerFrom(r.Context()).UserID, id)
 	if errors.Is(err, ErrNotFound) {
-		respond.Err(w, r, respond.NotFound("You have no extraction of this paper yet; ask for one with POST /api/papers/{id}/extract."))
+		httpx.Err(w, r, httpx.NotFound("You have no extraction of this paper yet; ask for one with POST /api/papers/{id}/extract."))
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, x)
+	httpx.JSON(w, http.StatusOK, x)
 }

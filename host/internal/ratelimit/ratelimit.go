@@ -4,15 +4,10 @@
 package ratelimit
 
 import (
-	"math"
-	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
-
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
 
 // Limiter allows Events per Per for each key, with bursts up to Burst.
@@ -79,15 +74,4 @@ func (l *Limiter) sweepIdle(now time.Time) {
 			delete(l.buckets, k)
 		}
 	}
-}
-
-// Refuse writes the 429 error body with a Retry-After header in whole seconds.
-func (l *Limiter) Refuse(w http.ResponseWriter, r *http.Request, retryAfter time.Duration) {
-	secs := int(math.Ceil(retryAfter.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	respond.Err(w, r, &respond.Error{Status: http.StatusTooManyRequests, Code: "rate_limited",
-		Detail: "Too many " + l.name + " requests. Try again in " + strconv.Itoa(secs) + " seconds."})
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 )
 
 // API serves GET /api/search.
@@ -21,14 +21,14 @@ func NewAPI(svc *Service) *API { return &API{svc: svc} }
 func (a *API) Search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := Params{Query: strings.TrimSpace(q.Get("q"))}
-	var fields []respond.FieldError
+	var fields []httpx.FieldError
 	if p.Query == "" || len(p.Query) > 500 {
-		fields = append(fields, respond.FieldError{Field: "q", Message: "must be 1 to 500 characters"})
+		fields = append(fields, httpx.FieldError{Field: "q", Message: "must be 1 to 500 characters"})
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxLimit {
-			fields = append(fields, respond.FieldError{Field: "limit", Message: "must be from 1 to 100"})
+			fields = append(fields, httpx.FieldError{Field: "limit", Message: "must be from 1 to 100"})
 		}
 		p.Limit = n
 	}
@@ -38,16 +38,16 @@ func (a *API) Search(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(fields) > 0 {
-		respond.Err(w, r, respond.Invalid("The search is not valid.", fields...))
+		httpx.Err(w, r, httpx.Invalid("The search is not valid.", fields...))
 		return
 	}
 	resp, err := a.svc.Search(r.Context(), auth.CallerFrom(r.Context()).UserID, p)
 	switch {
 	case errors.Is(err, ErrNoSources):
-		respond.Err(w, r, respond.Unavailable("No paper source is running. An admin can enable sources in plugins.toml or the admin plugins page.", err))
+		httpx.Err(w, r, httpx.Unavailable("No paper source is running. An admin can enable sources in plugins.toml or the admin plugins page.", err))
 	case err != nil:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 	default:
-		respond.JSON(w, http.StatusOK, resp)
+		httpx.JSON(w, http.StatusOK, resp)
 	}
 }

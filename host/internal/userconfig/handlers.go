@@ -10,7 +10,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/netguard"
 	"github.com/lectern-research/lectern/host/internal/secrets"
 )
@@ -32,24 +32,24 @@ func NewAPI(store *Store, cfg *config.Config, resolver netguard.Resolver, logger
 func (a *API) List(w http.ResponseWriter, r *http.Request) {
 	list, err := a.store.List(r.Context(), auth.CallerFrom(r.Context()).UserID)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, map[string]any{"items": list})
+	httpx.JSON(w, http.StatusOK, map[string]any{"items": list})
 }
 
 // Get answers one of the caller's values.
 func (a *API) Get(w http.ResponseWriter, r *http.Request) {
 	e, err := a.store.Get(r.Context(), auth.CallerFrom(r.Context()).UserID, chi.URLParam(r, "key"))
 	if errors.Is(err, ErrNotFound) {
-		respond.Err(w, r, respond.NotFound("No value stored under this key."))
+		httpx.Err(w, r, httpx.NotFound("No value stored under this key."))
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, e)
+	httpx.JSON(w, http.StatusOK, e)
 }
 
 type putBody struct {
@@ -60,34 +60,34 @@ type putBody struct {
 func (a *API) Put(w http.ResponseWriter, r *http.Request) {
 	key := chi.URLParam(r, "key")
 	var body putBody
-	if !auth.DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	if key == "smtp.host" {
 		var host string
 		if err := json.Unmarshal(body.Value, &host); err != nil || host == "" {
-			respond.Err(w, r, respond.Invalid("smtp.host must be a host name.", respond.FieldError{Field: "value", Message: "must be a host name"}))
+			httpx.Err(w, r, httpx.Invalid("smtp.host must be a host name.", httpx.FieldError{Field: "value", Message: "must be a host name"}))
 			return
 		}
 		if err := netguard.CheckHost(r.Context(), a.resolver, host, a.cfg.AllowPrivateSMTPHost); err != nil {
-			respond.Err(w, r, smtpHostRefused(err))
+			httpx.Err(w, r, smtpHostRefused(err))
 			return
 		}
 	}
 	e, err := a.store.Put(r.Context(), auth.CallerFrom(r.Context()).UserID, key, body.Value)
 	switch {
 	case errors.Is(err, ErrBadKey):
-		respond.Err(w, r, respond.Invalid(ErrBadKey.Error(), respond.FieldError{Field: "key", Message: "must be dotted lowercase words"}))
+		httpx.Err(w, r, httpx.Invalid(ErrBadKey.Error(), httpx.FieldError{Field: "key", Message: "must be dotted lowercase words"}))
 	case errors.Is(err, ErrSystemKey):
-		respond.Err(w, r, respond.Forbidden("system_key", "This key is deployment-wide; an admin sets it in the admin settings."))
+		httpx.Err(w, r, httpx.Forbidden("system_key", "This key is deployment-wide; an admin sets it in the admin settings."))
 	case errors.Is(err, ErrBadValue):
-		respond.Err(w, r, respond.Invalid(err.Error(), respond.FieldError{Field: "value", Message: err.Error()}))
+		httpx.Err(w, r, httpx.Invalid(err.Error(), httpx.FieldError{Field: "value", Message: err.Error()}))
 	case errors.Is(err, secrets.ErrNoKey):
-		respond.Err(w, r, respond.Unavailable("Secrets cannot be stored: SERVICE_CONFIG_KEY is not configured on this host.", err))
+		httpx.Err(w, r, httpx.Unavailable("Secrets cannot be stored: SERVICE_CONFIG_KEY is not configured on this host.", err))
 	case err != nil:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 	default:
-		respond.JSON(w, http.StatusOK, e)
+		httpx.JSON(w, http.StatusOK, e)
 	}
 }
 
@@ -95,11 +95,11 @@ func (a *API) Put(w http.ResponseWriter, r *http.Request) {
 func (a *API) Delete(w http.ResponseWriter, r *http.Request) {
 	err := a.store.Delete(r.Context(), auth.CallerFrom(r.Context()).UserID, chi.URLParam(r, "key"))
 	if errors.Is(err, ErrNotFound) {
-		respond.Err(w, r, respond.NotFound("No value stored under this key."))
+		httpx.Err(w, r, httpx.NotFound("No value stored under this key."))
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -108,20 +108,20 @@ func (a *API) Delete(w http.ResponseWriter, r *http.Request) {
 // smtpHostRefused says whether an SMTP host was refused for its name or for where
 // it points, without the addresses it resolved to or the resolver's text (those go
 // to the exception with DEV_ERROR_DETAIL).
-func smtpHostRefused(err error) *respond.Error {
+func smtpHostRefused(err error) *httpx.Error {
 	var refused *netguard.RefusedError
-	var e *respond.Error
+	var e *httpx.Error
 	switch {
 	case errors.As(err, &refused):
-		e = respond.Invalid("This SMTP host is refused: it points at a "+refused.Why+
+		e = httpx.Invalid("This SMTP host is refused: it points at a "+refused.Why+
 			" (ALLOW_PRIVATE_SMTP_HOST lets an admin allow internal relays).",
-			respond.FieldError{Field: "value", Message: "points at a " + refused.Why})
+			httpx.FieldError{Field: "value", Message: "points at a " + refused.Why})
 	case errors.Is(err, netguard.ErrUnresolvable):
-		e = respond.Invalid("This SMTP host could not be found; check its name.",
-			respond.FieldError{Field: "value", Message: "does not resolve"})
+		e = httpx.Invalid("This SMTP host could not be found; check its name.",
+			httpx.FieldError{Field: "value", Message: "does not resolve"})
 	default:
-		e = respond.Invalid("This SMTP host could not be checked; try again.",
-			respond.FieldError{Field: "value", Message: "could not be checked"})
+		e = httpx.Invalid("This SMTP host could not be checked; try again.",
+			httpx.FieldError{Field: "value", Message: "could not be checked"})
 	}
 	e.Cause = err
 	return e

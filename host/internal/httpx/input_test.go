@@ -1,4 +1,4 @@
-package input
+package httpx
 
 import (
 	"net/http"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
 
 func TestCheckJSONNamesTheField(t *testing.T) {
@@ -67,7 +65,7 @@ func TestDecodeJSONAnswersInSentences(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(tc.body))
 			r.Header.Set("Content-Type", "application/json")
 			w := httptest.NewRecorder()
-			limit := int64(DefaultMaxBody)
+			limit := int64(MaxJSONBody)
 			if tc.status == 413 {
 				limit = 100
 			}
@@ -88,12 +86,12 @@ func TestDecodeJSONShowsTheDecoderTextOnlyInDevelopment(t *testing.T) {
 	t.Parallel()
 	for _, debug := range []bool{false, true} {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"rating": "five"}`))
-		r = r.WithContext(respond.WithDebug(r.Context(), debug))
+		r = r.WithContext(WithDebug(r.Context(), debug))
 		w := httptest.NewRecorder()
 		var v struct {
 			Rating int `json:"rating"`
 		}
-		require.False(t, DecodeJSON(w, r, &v, DefaultMaxBody))
+		require.False(t, DecodeJSON(w, r, &v, MaxJSONBody))
 		require.Equal(t, debug, strings.Contains(w.Body.String(), `"exception":"json: cannot unmarshal`), w.Body.String())
 	}
 }

@@ -1,10 +1,4 @@
-// Package input reads what clients send (JSON bodies, query strings, text bodies)
-// and refuses, before anything reaches the database, text that PostgreSQL cannot
-// store: a NUL character or bytes that are not UTF-8. Each refusal is an API error
-// (docs/api-errors.md) that names the field or parameter, in a sentence.
-//
-// The package is internal to the host; its API is not stable.
-package input
+package httpx
 
 import (
 	"bytes"
@@ -20,28 +14,28 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
 )
 
-// DefaultMaxBody is the largest JSON body DecodeJSON reads unless told otherwise.
-const DefaultMaxBody = 64 << 10
+// MaxJSONBody is the body limit most JSON requests pass to DecodeJSON: 64 KB.
+const MaxJSONBody = 64 << 10
 
 // DecodeJSON reads one JSON object of at most maxBytes into v, refusing unknown
 // fields, NUL characters and invalid UTF-8. On failure it answers for the caller
 // (415, 413, 400 or 422, naming the field where there is one) and returns false.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, v any, maxBytes int64) bool {
-	if err := decodeJSON(w, r, v, maxBytes); err != nil {
-		respond.Err(w, r, err)
+	if err := ReadJSON(w, r, v, maxBytes); err != nil {
+		Err(w, r, err)
 		return false
 	}
 	return true
 }
 
-func decodeJSON(w http.ResponseWriter, r *http.Request, v any, maxBytes int64) error {
+// ReadJSON is DecodeJSON without the answer, for a handler that words its own
+// refusal: it returns the *Error DecodeJSON would have written, or nil.
+func ReadJSON(w http.ResponseWriter, r *http.Request, v any, maxBytes int64) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return &respond.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+			return &Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
 				Detail: "Send the body as application/json."}
 		}
 	}
@@ -49,10 +43,10 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any, maxBytes int64) e
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return &respond.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
+			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large",
 				Detail: fmt.Sprintf("The body is larger than the %s this request accepts.", size(maxBytes))}
 		}
-		return respond.BadRequest("The body could not be read; send it again.")
+		return BadRequest("The body could not be read; send it again.")
 	}
 	if apiErr := CheckJSON(raw); apiErr != nil {
 		return apiErr
@@ -63,7 +57,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any, maxBytes int64) e
 		return DecodeError(err, v)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return respond.BadRequest("The body must hold one JSON object and nothing after it.")
+		return BadRequest("The body must hold one JSON object and nothing after it.")
 	}
 	return nil
 }
@@ -78,39 +72,39 @@ func size(n int64) string {
 // DecodeError turns an error of encoding/json decoding into v into an API error
 // that says, in words, what is wrong and where. The decoder's own text reaches the
 // client only with DEV_ERROR_DETAIL (as the exception).
-func DecodeError(err error, v any) *respond.Error {
+func DecodeError(err error, v any) *Error {
 	var syntax *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case errors.Is(err, io.EOF):
-		return respond.BadRequest("The body is empty; send a JSON object.")
+		return BadRequest("The body is empty; send a JSON object.")
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return withCause(respond.BadRequest("The body is not valid JSON: it ends too early."), err)
+		return withCause(BadRequest("The body is not valid JSON: it ends too early."), err)
 	case errors.As(err, &syntax):
-		return withCause(respond.BadRequest(fmt.Sprintf("The body is not valid JSON (at byte %d).", syntax.Offset)), err)
+		return withCause(BadRequest(fmt.Sprintf("The body is not valid JSON (at byte %d).", syntax.Offset)), err)
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
 		if field == "" {
-			return withCause(respond.BadRequest("The body must be a JSON object."), err)
+			return withCause(BadRequest("The body must be a JSON object."), err)
 		}
 		msg := "must be " + kindOf(typeErr.Type)
-		return withCause(respond.Invalid("The "+field+" field "+msg+".", respond.FieldError{Field: field, Message: msg}), err)
+		return withCause(Invalid("The "+field+" field "+msg+".", FieldError{Field: field, Message: msg}), err)
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		field, uerr := strconv.Unquote(name)
 		if uerr != nil {
 			field = name
 		}
-		return withCause(respond.Invalid("The body has a field this request does not take: "+field+".",
-			respond.FieldError{Field: field, Message: "is not a field of this request"}), err)
+		return withCause(Invalid("The body has a field this request does not take: "+field+".",
+			FieldError{Field: field, Message: "is not a field of this request"}), err)
 	}
 	// A value's own parser refused it (a malformed id or time, say); the decoder
 	// does not say which field held it.
-	return withCause(respond.Invalid("A value in the body is not in the form this request expects"+
-		fieldsHint(v)+".", respond.FieldError{Field: "body", Message: "holds a value of the wrong form"}), err)
+	return withCause(Invalid("A value in the body is not in the form this request expects"+
+		fieldsHint(v)+".", FieldError{Field: "body", Message: "holds a value of the wrong form"}), err)
 }
 
-func withCause(e *respond.Error, cause error) *respond.Error {
+func withCause(e *Error, cause error) *Error {
 	e.Cause = cause
 	return e
 }
@@ -167,7 +161,7 @@ func kindOf(t reflect.Type) string {
 // holds a NUL character or bytes that are not UTF-8, and answers a 422 naming its
 // path ("reviews[2].client_id"). It returns nil when there is none, and also when
 // raw is not valid JSON, which decoding then reports.
-func CheckJSON(raw []byte) *respond.Error {
+func CheckJSON(raw []byte) *Error {
 	bad := invalidAt(raw)
 	if bad < 0 && !bytes.Contains(raw, []byte(`\u0000`)) {
 		return nil
@@ -256,22 +250,22 @@ func printable(s string) string {
 	return strings.ReplaceAll(s, "\x00", `\u0000`)
 }
 
-func hasNUL(path string, isKey bool) *respond.Error {
+func hasNUL(path string, isKey bool) *Error {
 	if isKey {
-		return respond.Invalid("A field name in the body holds a NUL character (\\u0000); remove it.",
-			respond.FieldError{Field: path, Message: "field names cannot hold a NUL character"})
+		return Invalid("A field name in the body holds a NUL character (\\u0000); remove it.",
+			FieldError{Field: path, Message: "field names cannot hold a NUL character"})
 	}
-	return respond.Invalid("The "+path+" field holds a NUL character (\\u0000), which text cannot hold; remove it.",
-		respond.FieldError{Field: path, Message: "must not contain a NUL character"})
+	return Invalid("The "+path+" field holds a NUL character (\\u0000), which text cannot hold; remove it.",
+		FieldError{Field: path, Message: "must not contain a NUL character"})
 }
 
-func notUTF8(path string, isKey bool) *respond.Error {
+func notUTF8(path string, isKey bool) *Error {
 	if isKey {
-		return respond.Invalid("A field name in the body is not valid UTF-8; send text as UTF-8.",
-			respond.FieldError{Field: path, Message: "field names must be valid UTF-8"})
+		return Invalid("A field name in the body is not valid UTF-8; send text as UTF-8.",
+			FieldError{Field: path, Message: "field names must be valid UTF-8"})
 	}
-	return respond.Invalid("The "+path+" field is not valid UTF-8; send text as UTF-8.",
-		respond.FieldError{Field: path, Message: "must be valid UTF-8"})
+	return Invalid("The "+path+" field is not valid UTF-8; send text as UTF-8.",
+		FieldError{Field: path, Message: "must be valid UTF-8"})
 }
 
 // invalidAt is the offset of the first byte of raw that is not UTF-8, or -1.
@@ -292,14 +286,14 @@ func invalidAt(raw []byte) int {
 
 // CheckText answers a 422 naming field when s holds a NUL or is not UTF-8, for a
 // body that is text (an import file) rather than JSON.
-func CheckText(field, s string) *respond.Error {
+func CheckText(field, s string) *Error {
 	switch {
 	case !utf8.ValidString(s):
-		return respond.Invalid("The "+field+" is not valid UTF-8; save the file as UTF-8 and send it again.",
-			respond.FieldError{Field: field, Message: "must be valid UTF-8"})
+		return Invalid("The "+field+" is not valid UTF-8; save the file as UTF-8 and send it again.",
+			FieldError{Field: field, Message: "must be valid UTF-8"})
 	case strings.ContainsRune(s, 0):
-		return respond.Invalid("The "+field+" holds a NUL character, which text cannot hold; remove it.",
-			respond.FieldError{Field: field, Message: "must not contain a NUL character"})
+		return Invalid("The "+field+" holds a NUL character, which text cannot hold; remove it.",
+			FieldError{Field: field, Message: "must not contain a NUL character"})
 	}
 	return nil
 }
@@ -307,16 +301,16 @@ func CheckText(field, s string) *respond.Error {
 // CheckRequest answers a 400 when the request's path or a query parameter (name or
 // value) holds a NUL or is not UTF-8, naming the parameter. Form bodies are checked
 // by their handlers, which read them.
-func CheckRequest(r *http.Request) *respond.Error {
+func CheckRequest(r *http.Request) *Error {
 	if p := r.URL.Path; !utf8.ValidString(p) || strings.ContainsRune(p, 0) {
-		return respond.BadRequest("The address holds a NUL character or bytes that are not UTF-8; check the path.")
+		return BadRequest("The address holds a NUL character or bytes that are not UTF-8; check the path.")
 	}
 	if r.URL.RawQuery == "" {
 		return nil
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return respond.BadRequest("The query string is not well formed; check its %-escapes.")
+		return BadRequest("The query string is not well formed; check its %-escapes.")
 	}
 	return CheckValues("query parameter", q)
 }
@@ -324,7 +318,7 @@ func CheckRequest(r *http.Request) *respond.Error {
 // CheckValues answers a 400 naming the first of the values (query or form) whose
 // name or value holds a NUL or is not UTF-8. what says what they are ("query
 // parameter", "form field").
-func CheckValues(what string, values url.Values) *respond.Error {
+func CheckValues(what string, values url.Values) *Error {
 	names := make([]string, 0, len(values))
 	for name := range values {
 		names = append(names, name)
@@ -332,12 +326,12 @@ func CheckValues(what string, values url.Values) *respond.Error {
 	slices.Sort(names)
 	for _, name := range names {
 		if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
-			return respond.BadRequest("A " + what + " name holds a NUL character or bytes that are not UTF-8.")
+			return BadRequest("A " + what + " name holds a NUL character or bytes that are not UTF-8.")
 		}
 		for _, v := range values[name] {
 			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-				e := respond.BadRequest("The " + what + " " + name + " holds a NUL character or bytes that are not UTF-8; send text as UTF-8 without NUL.")
-				e.Fields = []respond.FieldError{{Field: name, Message: "must be UTF-8 text without NUL"}}
+				e := BadRequest("The " + what + " " + name + " holds a NUL character or bytes that are not UTF-8; send text as UTF-8 without NUL.")
+				e.Fields = []FieldError{{Field: name, Message: "must be UTF-8 text without NUL"}}
 				return e
 			}
 		}

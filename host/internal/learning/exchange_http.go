@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 )
 
 // MaxImportCards bounds one card import.
@@ -149,7 +149,7 @@ func (a *API) ImportDeck(w http.ResponseWriter, r *http.Request) {
 				res.Errors = append(res.Errors, ImportLineError{Line: pe.Line, Message: pe.Err.Error()})
 				continue
 			}
-			fail(w, r, respond.BadRequest("The file could not be read: "+err.Error()))
+			fail(w, r, httpx.BadRequest("The file could not be read: "+err.Error()))
 			return
 		}
 		line, _ := cr.FieldPos(0)
@@ -187,5 +187,5 @@ func (a *API) ImportDeck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res.Imported = len(good)
-	respond.JSON(w, http.StatusOK, res)
+	httpx.JSON(w, http.StatusOK, res)
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/users"
 )
 
@@ -43,13 +43,13 @@ func (a *API) record(r *http.Request, action string, meta map[string]any) {
 func (a *API) ListUsers(w http.ResponseWriter, r *http.Request) {
 	list, err := users.List(r.Context(), a.pool)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	if list == nil {
 		list = []users.User{}
 	}
-	respond.JSON(w, http.StatusOK, map[string]any{"items": list})
+	httpx.JSON(w, http.StatusOK, map[string]any{"items": list})
 }
 
 type inviteBody struct {
@@ -69,7 +69,7 @@ type InviteResult struct {
 // resend with POST /api/admin/users/{id}/send-link.
 func (a *API) InviteUser(w http.ResponseWriter, r *http.Request) {
 	var body inviteBody
-	if !auth.DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	if body.Role == "" {
@@ -78,16 +78,16 @@ func (a *API) InviteUser(w http.ResponseWriter, r *http.Request) {
 	u, err := users.Create(r.Context(), a.pool, body.Email, body.Role)
 	switch {
 	case errors.Is(err, users.ErrBadEmail):
-		respond.Err(w, r, respond.Invalid("The email address is not valid.", respond.FieldError{Field: "email", Message: "is not an email address"}))
+		httpx.Err(w, r, httpx.Invalid("The email address is not valid.", httpx.FieldError{Field: "email", Message: "is not an email address"}))
 		return
 	case errors.Is(err, users.ErrBadRole):
-		respond.Err(w, r, respond.Invalid("The role is not valid.", respond.FieldError{Field: "role", Message: "must be user or admin"}))
+		httpx.Err(w, r, httpx.Invalid("The role is not valid.", httpx.FieldError{Field: "role", Message: "must be user or admin"}))
 		return
 	case errors.Is(err, users.ErrEmailTaken):
-		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "email_taken", Detail: "An account with this address exists already."})
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "email_taken", Detail: "An account with this address exists already."})
 		return
 	case err != nil:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	a.record(r, audit.ActionUserCreate, map[string]any{"via": "invite", "role": u.Role, "target_user_id": u.ID.String(), "target_email": u.Email})
@@ -96,7 +96,7 @@ func (a *API) InviteUser(w http.ResponseWriter, r *http.Request) {
 		a.log.ErrorContext(r.Context(), "send invitation", "user_id", u.ID, "error", err)
 		res.InviteSent, res.Detail = false, "The account was created but the invitation could not be sent: check the SMTP settings, then resend."
 	}
-	respond.JSON(w, http.StatusCreated, res)
+	httpx.JSON(w, http.StatusCreated, res)
 }
 
 // SendLink mails a live account a fresh invitation link.
@@ -106,7 +106,7 @@ func (a *API) SendLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := a.auth.SendSignInLink(r.Context(), u, "invite"); err != nil {
-		respond.Err(w, r, respond.Unavailable("The link could not be sent: check the SMTP settings.", err))
+		httpx.Err(w, r, httpx.Unavailable("The link could not be sent: check the SMTP settings.", err))
 		return
 	}
 	a.record(r, "admin.user.send_link", map[string]any{"target_user_id": u.ID.String()})
@@ -124,7 +124,7 @@ func (a *API) SetRole(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body roleBody
-	if !auth.DecodeJSON(w, r, &body) {
+	if !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
 		return
 	}
 	u, err := users.SetRole(r.Context(), a.pool, id, body.Role)
@@ -132,7 +132,7 @@ func (a *API) SetRole(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.record(r, audit.ActionUserRoleChange, map[string]any{"target_user_id": u.ID.String(), "role": u.Role})
-	respond.JSON(w, http.StatusOK, u)
+	httpx.JSON(w, http.StatusOK, u)
 }
 
 // DeleteUser soft-deletes an account and revokes its sessions; the purge removes it
@@ -158,21 +158,21 @@ func (a *API) AuditLog(w http.ResponseWriter, r *http.Request) {
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 200 {
-			respond.Err(w, r, respond.Invalid("limit must be a number from 1 to 200.", respond.FieldError{Field: "limit", Message: "must be from 1 to 200"}))
+			httpx.Err(w, r, httpx.Invalid("limit must be a number from 1 to 200.", httpx.FieldError{Field: "limit", Message: "must be from 1 to 200"}))
 			return
 		}
 		p.Limit = n
 	}
 	page, err := a.audit.List(r.Context(), p)
 	if errors.Is(err, audit.ErrBadCursor) {
-		respond.Err(w, r, respond.Invalid("The cursor is not valid; start again without it.", respond.FieldError{Field: "cursor", Message: "is not a cursor this server issued"}))
+		httpx.Err(w, r, httpx.Invalid("The cursor is not valid; start again without it.", httpx.FieldError{Field: "cursor", Message: "is not a cursor this server issued"}))
 		return
 	}
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, page)
+	httpx.JSON(w, http.StatusOK, page)
 }
 
 func (a *API) liveUser(w http.ResponseWriter, r *http.Request) (users.User, bool) {
@@ -190,13 +190,13 @@ func (a *API) userError(w http.ResponseWriter, r *http.Request, err error) bool 
 	case err == nil:
 		return true
 	case errors.Is(err, users.ErrNotFound):
-		respond.Err(w, r, respond.NotFound("No such user."))
+		httpx.Err(w, r, httpx.NotFound("No such user."))
 	case errors.Is(err, users.ErrLastAdmin):
-		respond.Err(w, r, &respond.Error{Status: http.StatusConflict, Code: "last_admin", Detail: "This is the last admin: make another user admin first."})
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "last_admin", Detail: "This is the last admin: make another user admin first."})
 	case errors.Is(err, users.ErrBadRole):
-		respond.Err(w, r, respond.Invalid("The role is not valid.", respond.FieldError{Field: "role", Message: "must be user or admin"}))
+		httpx.Err(w, r, httpx.Invalid("The role is not valid.", httpx.FieldError{Field: "role", Message: "must be user or admin"}))
 	default:
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 	}
 	return false
 }
@@ -204,7 +204,7 @@ func (a *API) userError(w http.ResponseWriter, r *http.Request, err error) bool 
 func pathUserID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
 	id, err := uuid.Parse(chi.URLParam(r, "id"))
 	if err != nil {
-		respond.Err(w, r, respond.NotFound("No such user."))
+		httpx.Err(w, r, httpx.NotFound("No such user."))
 		return uuid.Nil, false
 	}
 	return id, true

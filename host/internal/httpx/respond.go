@@ -1,13 +1,4 @@
-// Package respond writes Lectern's HTTP responses: JSON bodies and the one error body
-// every API error uses (docs/api-errors.md).
-//
-// Every error answers with
-//
-//	{"code": "not_found", "detail": "paper not found", "request_id": "…"}
-//
-// plus "fields" for validation errors and, only when DEV_ERROR_DETAIL is true, an
-// "exception" with the raw cause.
-package respond
+package httpx
 
 import (
 	"context"

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
-	"github.com/lectern-research/lectern/host/internal/httpapi/respond"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/sdk/protocol"
 )
 
@@ -65,7 +64,7 @@ type UpdateRequest struct {
 
 func requireAdmin(w http.ResponseWriter, r *http.Request) bool {
 	if !auth.CallerFrom(r.Context()).IsAdmin() {
-		respond.Err(w, r, respond.Forbidden("admin_required", "Only an admin may manage plugins."))
+		httpx.Err(w, r, httpx.Forbidden("admin_required", "Only an admin may manage plugins."))
 		return false
 	}
 	return true
@@ -77,7 +76,7 @@ func (a *AdminAPI) List(w http.ResponseWriter, r *http.Request) {
 	if !requireAdmin(w, r) {
 		return
 	}
-	respond.JSON(w, http.StatusOK, PluginList{Plugins: a.host.Status()})
+	httpx.JSON(w, http.StatusOK, PluginList{Plugins: a.host.Status()})
 }
 
 // maxUpdateBody bounds PATCH bodies.
@@ -94,26 +93,28 @@ func (a *AdminAPI) Update(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	name := r.PathValue("name")
 	if _, err := a.host.StatusOf(name); err != nil {
-		respond.Err(w, r, respond.NotFound("No plugin named "+quote(name)+" is configured."))
+		httpx.Err(w, r, httpx.NotFound("No plugin named "+quote(name)+" is configured."))
 		return
 	}
 	var req UpdateRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxUpdateBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		respond.Err(w, r, respond.BadRequest("The body must be a JSON object with enabled and/or settings."))
+	if err := httpx.ReadJSON(w, r, &req, maxUpdateBody); err != nil {
+		// One sentence for every unreadable body, unknown fields included: the
+		// settings are the plugin's, so a field name alone cannot be pointed at.
+		e := httpx.BadRequest("The body must be a JSON object with enabled and/or settings.")
+		e.Cause = err
+		httpx.Err(w, r, e)
 		return
 	}
 	if req.Enabled == nil && req.Settings == nil {
-		respond.Err(w, r, respond.Invalid("Nothing to change.",
-			respond.FieldError{Field: "enabled", Message: "give enabled and/or settings"}))
+		httpx.Err(w, r, httpx.Invalid("Nothing to change.",
+			httpx.FieldError{Field: "enabled", Message: "give enabled and/or settings"}))
 		return
 	}
 	if err := checkSettingNames(req.Settings); err != nil {
 		var se *SettingsError
 		errors.As(err, &se)
-		respond.Err(w, r, respond.Invalid("Plugin settings are never secret.",
-			respond.FieldError{Field: "settings." + se.Key, Message: err.Error()}))
+		httpx.Err(w, r, httpx.Invalid("Plugin settings are never secret.",
+			httpx.FieldError{Field: "settings." + se.Key, Message: err.Error()}))
 		return
 	}
 	caller := auth.CallerFrom(ctx)
@@ -147,16 +148,16 @@ func (a *AdminAPI) Update(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, protocol.ErrBadRequest) {
 			var pe *protocol.Error
 			errors.As(err, &pe)
-			respond.Err(w, r, respond.Invalid("The plugin refused the settings.",
-				respond.FieldError{Field: "settings", Message: pe.Message}))
+			httpx.Err(w, r, httpx.Invalid("The plugin refused the settings.",
+				httpx.FieldError{Field: "settings", Message: pe.Message}))
 			return
 		}
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
 	if req.Enabled != nil {
 		if err := a.host.SetEnabled(name, *req.Enabled); err != nil {
-			respond.Err(w, r, respond.Internal(err))
+			httpx.Err(w, r, httpx.Internal(err))
 			return
 		}
 		action := AuditPluginDisable
@@ -172,10 +173,10 @@ func (a *AdminAPI) Update(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := a.host.StatusOf(name)
 	if err != nil {
-		respond.Err(w, r, respond.Internal(err))
+		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
-	respond.JSON(w, http.StatusOK, st)
+	httpx.JSON(w, http.StatusOK, st)
 }
 
 func quote(s string) string {
