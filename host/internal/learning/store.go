@@ -148,21 +148,27 @@ type batcher interface {
 // Both are read in one round trip.
 func scheduler(ctx context.Context, q batcher, userID, deckID uuid.UUID) (*fsrs.Scheduler, error) {
 	b := &pgx.Batch{}
-	build := queueScheduler(b, userID, deckID)
+	build := queueScheduler(b, userID, deckID, false)
 	if err := q.SendBatch(ctx, b).Close(); err != nil {
 		return nil, err
 	}
 	return build()
 }
 
-// queueScheduler queues on b the reads a deck's scheduler needs; once the batch has
-// run, build returns the scheduler. A deck that is not the user's fails the batch
-// with ErrNotFound.
-func queueScheduler(b *pgx.Batch, userID, deckID uuid.UUID) (build func() (*fsrs.Scheduler, error)) {
+// queueScheduler queues on b the reads a deck's scheduler needs, the deck named by
+// id, or with byCard the deck of the card id; once the batch has run, build returns
+// the scheduler. A deck (or card) that is not the user's fails the batch with
+// ErrNotFound.
+func queueScheduler(b *pgx.Batch, userID, id uuid.UUID, byCard bool) (build func() (*fsrs.Scheduler, error)) {
 	var retention float64
 	var maxInterval int
 	var raw json.RawMessage
-	b.Queue(`SELECT d.desired_retention, d.maximum_interval FROM decks d WHERE d.id = $2 AND d.user_id = $1`, userID, deckID).
+	deck := `SELECT d.desired_retention, d.maximum_interval FROM decks d WHERE d.id = $2 AND d.user_id = $1`
+	if byCard {
+		deck = `SELECT d.desired_retention, d.maximum_interval FROM cards c JOIN decks d ON d.id = c.deck_id
+		         WHERE c.id = $2 AND c.user_id = $1 AND d.user_id = $1`
+	}
+	b.Queue(deck, userID, id).
 		QueryRow(func(row pgx.Row) error {
 			err := row.Scan(&retention, &maxInterval)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -234,9 +240,14 @@ type ReviewResult struct {
 // counts it in the day's log. A review with a client id already applied is a
 // duplicate and changes nothing, also when both copies arrive at once.
 func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, now time.Time) (ReviewResult, error) {
-	// The card, locked, and the user's time zone (for the day's log) in one round trip.
+	// One round trip: the card, locked; then, under its lock, whether this review
+	// was applied already (the same review sent twice at once, by a client that
+	// retries, waits here for the first copy and then finds it); the user's time
+	// zone (for the day's log); and the card's deck's scheduler settings. The
+	// statements of a batch run in order, each seeing what committed before it.
 	var c Card
 	var timezone string
+	dup := uuid.Nil
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2 FOR UPDATE`, in.CardID, userID).
 		QueryRow(func(row pgx.Row) error {
@@ -244,22 +255,26 @@ func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, 
 			c, err = scanCard(row)
 			return err
 		})
+	if in.ClientID != "" {
+		b.Queue(`SELECT card_id FROM review_logs WHERE user_id = $1 AND client_id = $2`, userID, in.ClientID).
+			QueryRow(func(row pgx.Row) error {
+				if err := row.Scan(&dup); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+					return fmt.Errorf("learning: review: %w", err)
+				}
+				return nil
+			})
+	}
 	users.QueueTimezone(b, userID, &timezone)
+	build := queueScheduler(b, userID, in.CardID, true)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return ReviewResult{}, err
 	}
-	// Checked under the card's lock: the same review sent twice at once (a client
-	// retrying) waits here for the first, then finds it and changes nothing.
-	if in.ClientID != "" {
-		var cardID uuid.UUID
-		err := tx.QueryRow(ctx, `SELECT card_id FROM review_logs WHERE user_id = $1 AND client_id = $2`, userID, in.ClientID).Scan(&cardID)
-		if err == nil {
-			c, err := scanCard(tx.QueryRow(ctx, `SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2`, cardID, userID))
-			return ReviewResult{Card: c, Duplicate: true, ClientID: in.ClientID}, err
+	if dup != uuid.Nil {
+		if dup == c.ID {
+			return ReviewResult{Card: c, Duplicate: true, ClientID: in.ClientID}, nil
 		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return ReviewResult{}, fmt.Errorf("learning: review: %w", err)
-		}
+		c, err := scanCard(tx.QueryRow(ctx, `SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2`, dup, userID))
+		return ReviewResult{Card: c, Duplicate: true, ClientID: in.ClientID}, err
 	}
 	if c.Status == "draft" || c.Status == "suspended" {
 		return ReviewResult{}, ErrNotReviewable
@@ -271,7 +286,7 @@ func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, 
 	if c.LastReview != nil && at.Before(*c.LastReview) {
 		return ReviewResult{}, ErrOutOfOrder
 	}
-	s, err := scheduler(ctx, tx, userID, c.DeckID)
+	s, err := build()
 	if err != nil {
 		return ReviewResult{}, err
 	}
