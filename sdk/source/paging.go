@@ -2,6 +2,7 @@ package source
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/lectern-research/lectern/sdk/protocol"
 )
@@ -35,4 +36,35 @@ func ParseOffset(cursor string, limit int) (int, error) {
 		return 0, protocol.BadRequest("cursor %q is not one this source issued", cursor)
 	}
 	return n, nil
+}
+
+// A source that pages with an upstream cursor (Crossref's next-cursor, OpenAlex's
+// next_cursor) also counts the papers it has handed out, because the upstream
+// hands out a next cursor even on its last page. Its cursor is
+// "c:<papers seen so far>:<upstream cursor>".
+
+// ParseUpstreamCursor reads a cursor NextUpstreamCursor wrote: "" is the start
+// (seen 0, upstream "*"). Anything else that is not such a cursor is a
+// protocol.ErrBadRequest naming the cursor.
+func ParseUpstreamCursor(cursor string) (seen int, upstream string, err error) {
+	if cursor == "" {
+		return 0, "*", nil
+	}
+	rest, ok := strings.CutPrefix(cursor, "c:")
+	n, next, ok2 := strings.Cut(rest, ":")
+	seen, err = strconv.Atoi(n)
+	if !ok || !ok2 || err != nil || seen < 0 || next == "" {
+		return 0, "", protocol.BadRequest("cursor %q is not one this source issued", cursor)
+	}
+	return seen, next, nil
+}
+
+// NextUpstreamCursor is the cursor of the page after one that brought got papers
+// (of size asked for), seen in all, out of total: "" when the listing ends there
+// (no upstream cursor, a short page, or total reached).
+func NextUpstreamCursor(seen, got, size int, total int64, upstream string) string {
+	if upstream == "" || got < size || int64(seen) >= total {
+		return ""
+	}
+	return "c:" + strconv.Itoa(seen) + ":" + upstream
 }

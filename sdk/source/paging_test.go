@@ -39,3 +39,31 @@ func TestParseOffset(t *testing.T) {
 		require.ErrorIs(t, err, protocol.ErrBadRequest, bogus)
 	}
 }
+
+func TestUpstreamCursorRoundTrip(t *testing.T) {
+	t.Parallel()
+	seen, upstream, err := ParseUpstreamCursor("")
+	require.NoError(t, err)
+	require.Equal(t, 0, seen)
+	require.Equal(t, "*", upstream, "the start of an upstream listing")
+
+	next := NextUpstreamCursor(25, 25, 25, 1000, "AoJ/a:b")
+	require.Equal(t, "c:25:AoJ/a:b", next)
+	seen, upstream, err = ParseUpstreamCursor(next)
+	require.NoError(t, err)
+	require.Equal(t, 25, seen)
+	require.Equal(t, "AoJ/a:b", upstream, "an upstream cursor may hold colons")
+
+	for _, bad := range []string{"25", "c:", "c:x:abc", "c:-1:abc", "c:3:", "d:3:abc"} {
+		_, _, err := ParseUpstreamCursor(bad)
+		require.ErrorIs(t, err, protocol.ErrBadRequest, bad)
+	}
+}
+
+func TestNextUpstreamCursorEndsTheListing(t *testing.T) {
+	t.Parallel()
+	require.Empty(t, NextUpstreamCursor(25, 25, 25, 1000, ""), "no upstream cursor")
+	require.Empty(t, NextUpstreamCursor(40, 15, 25, 1000, "abc"), "a short page")
+	require.Empty(t, NextUpstreamCursor(50, 25, 25, 50, "abc"), "the total reached, although the upstream hands out a cursor")
+	require.Equal(t, "c:50:abc", NextUpstreamCursor(50, 25, 25, 51, "abc"))
+}

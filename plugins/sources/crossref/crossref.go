@@ -243,7 +243,7 @@ func (c *Crossref) AuthorPapers(ctx context.Context, req *source.AuthorPapersReq
 // "c:<items seen so far>:<Crossref next-cursor>"; Crossref hands out a next-cursor
 // even on the last page, so the listing ends on a short page or at total-results.
 func (c *Crossref) list(ctx context.Context, creds map[string]string, params url.Values, filters []string, cursor string, size int) (*source.Page, error) {
-	seen, upstream, err := parseCursor(cursor)
+	seen, upstream, err := source.ParseUpstreamCursor(cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -274,23 +274,8 @@ func (c *Crossref) list(ctx context.Context, creds map[string]string, params url
 		page.Papers = page.Papers[:size]
 	}
 	seen += len(m.Items)
-	if m.NextCursor != "" && len(m.Items) >= size && int64(seen) < m.TotalResults {
-		page.NextCursor = "c:" + strconv.Itoa(seen) + ":" + m.NextCursor
-	}
+	page.NextCursor = source.NextUpstreamCursor(seen, len(m.Items), size, m.TotalResults, m.NextCursor)
 	return page, nil
-}
-
-func parseCursor(c string) (int, string, error) {
-	if c == "" {
-		return 0, "*", nil
-	}
-	rest, ok := strings.CutPrefix(c, "c:")
-	n, next, ok2 := strings.Cut(rest, ":")
-	seen, err := strconv.Atoi(n)
-	if !ok || !ok2 || err != nil || seen < 0 || next == "" {
-		return 0, "", protocol.BadRequest("crossref: cursor %q is not one this source issued", c)
-	}
-	return seen, next, nil
 }
 
 // getJSON fetches base_url+path with the credentials and decodes a 200 answer.

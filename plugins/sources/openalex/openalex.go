@@ -375,7 +375,7 @@ func (o *OpenAlex) resolveID(ctx context.Context, creds map[string]string, ids p
 // "c:<works seen so far>:<OpenAlex next_cursor>"; the page ends the listing when
 // OpenAlex has no next cursor, gives a short page, or the count is reached.
 func (o *OpenAlex) list(ctx context.Context, creds map[string]string, search string, filters []string, sortBy, cursor string, size int) (*source.Page, error) {
-	seen, upstream, err := parseCursor(cursor)
+	seen, upstream, err := source.ParseUpstreamCursor(cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -404,23 +404,10 @@ func (o *OpenAlex) list(ctx context.Context, creds map[string]string, search str
 		page.Papers = page.Papers[:size]
 	}
 	seen += len(lr.Results)
-	if lr.Meta.NextCursor != nil && *lr.Meta.NextCursor != "" && len(lr.Results) >= size && int64(seen) < lr.Meta.Count {
-		page.NextCursor = "c:" + strconv.Itoa(seen) + ":" + *lr.Meta.NextCursor
+	if lr.Meta.NextCursor != nil {
+		page.NextCursor = source.NextUpstreamCursor(seen, len(lr.Results), size, lr.Meta.Count, *lr.Meta.NextCursor)
 	}
 	return page, nil
-}
-
-func parseCursor(c string) (int, string, error) {
-	if c == "" {
-		return 0, "*", nil
-	}
-	rest, ok := strings.CutPrefix(c, "c:")
-	n, next, ok2 := strings.Cut(rest, ":")
-	seen, err := strconv.Atoi(n)
-	if !ok || !ok2 || err != nil || seen < 0 || next == "" {
-		return 0, "", protocol.BadRequest("openalex: cursor %q is not one this source issued", c)
-	}
-	return seen, next, nil
 }
 
 // getJSON fetches base_url+path with the credentials and decodes a 200 answer.
