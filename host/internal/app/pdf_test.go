@@ -58,6 +58,9 @@ func TestPaperPDFIsServedToWhoMaySeeIt(t *testing.T) {
 
 	rec = b.getPDF(t, ann, paperID, map[string]string{"If-None-Match": h.Get("ETag")})
 	require.Equal(t, http.StatusNotModified, rec.Code, "the digest names the content")
+	require.NotEmpty(t, h.Get("Last-Modified"))
+	rec = b.getPDF(t, ann, paperID, map[string]string{"If-Modified-Since": h.Get("Last-Modified")})
+	require.Equal(t, http.StatusNotModified, rec.Code, "nothing changed since the PDF was read")
 
 	// Bo may not see Ann's private upload: its PDF answers exactly like no paper.
 	rec = b.getPDF(t, bo, paperID, nil)
