@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -364,6 +365,21 @@ var tenancyCases = map[string]tenancyCase{
 		require.Equal(t, before, aliceSnapshot(t, b, alice))
 	}},
 	"POST /api/papers/{id}/ingest": {kind: perUser, check: foreignID("user_library", map[string]any{"url": "https://example.org/paper.pdf"})},
+	"GET /api/papers/{id}/pdf": {kind: perUser, check: func(t *testing.T, b *testBundle, rt httpapi.Route, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/papers/upload", cookie: alice.cookie,
+			body: upload{name: "alice.pdf", content: []byte("%PDF-1.4\n% " + alice.markers[2] + "\n")}})
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		var up struct {
+			PaperID string `json:"paper_id"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &up))
+		rec = b.do(t, req{method: http.MethodGet, path: "/api/papers/" + up.PaperID + "/pdf", cookie: alice.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, "Alice reads her own upload's PDF")
+		rec = b.do(t, req{method: http.MethodGet, path: "/api/papers/" + up.PaperID + "/pdf", cookie: bob.cookie})
+		require.Equal(t, http.StatusNotFound, rec.Code, "Alice's private upload's PDF does not exist for Bob")
+		requireNoLeak(t, rec.Body.String(), alice)
+		foreignID("user_library", nil)(t, b, rt, alice, bob)
+	}},
 	"GET /api/search/chunks": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/search/chunks?q=text", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())

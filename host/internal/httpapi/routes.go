@@ -70,8 +70,9 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 	noQueue := unavailable("The job queue is not running.")
 	jobCreate, jobList, jobGet, jobCancel, jobStream := noQueue, noQueue, noQueue, noQueue, noQueue
 	upload, ingestURL := unavailable("The job queue is not running, so PDFs cannot be read."), unavailable("The job queue is not running, so PDFs cannot be read.")
+	paperPDF := unavailable("The PDF store is not open.")
 	if h.Upload != nil {
-		upload, ingestURL = h.Upload.Upload, h.Upload.IngestURL
+		upload, ingestURL, paperPDF = h.Upload.Upload, h.Upload.IngestURL, h.Upload.PDF
 	}
 	if h.Jobs != nil {
 		jobCreate, jobList, jobGet, jobCancel, jobStream = h.Jobs.Create, h.Jobs.List, h.Jobs.Get, h.Jobs.Cancel, h.Jobs.Stream
@@ -118,6 +119,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/search", auth.StrictWithOwnerOverride, f(h.Search.Search)},
 		{http.MethodPost, "/api/papers/upload", auth.Strict, f(upload)},
 		{http.MethodPost, "/api/papers/{id}/ingest", auth.StrictWithOwnerOverride, f(ingestURL)},
+		{http.MethodGet, "/api/papers/{id}/pdf", auth.StrictWithOwnerOverride, f(paperPDF)},
 		{http.MethodGet, "/api/search/chunks", auth.StrictWithOwnerOverride, f(h.Passages.SearchChunks)},
 		{http.MethodGet, "/api/library/export", auth.Strict, f(pp.Export)},
 
