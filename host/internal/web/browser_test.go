@@ -311,6 +311,25 @@ func browserFlow(t *testing.T, s *stack) {
 		shot(t, ctx, "15-settings-llm")
 		step(t, ctx, "jobs", navigate(base+"/jobs"), chromedp.WaitVisible(chromedp.CSS(`.job[data-state="succeeded"]`)))
 		shot(t, ctx, "16-jobs")
+		step(t, ctx, "move the profile to New York",
+			navigate(base+"/settings"),
+			chromedp.WaitVisible(chromedp.CSS("#timezone")),
+			chromedp.WaitReady(chromedp.CSS("datalist#timezones[data-loaded]")))
+		offered, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+			`Array.from(document.querySelectorAll("#timezones option")).map(o => o.value)`))
+		require.NoError(t, err)
+		require.Contains(t, offered, "Europe/Berlin")
+		require.Contains(t, offered, "Asia/Kolkata")
+		step(t, ctx, "pick New York",
+			chromedp.SetValue(chromedp.CSS("#timezone"), "America/New_York"),
+			chromedp.Submit(chromedp.CSS("#timezone")),
+			chromedp.WaitVisible(chromedp.CSS(".flash")))
+		require.Equal(t, "America/New_York", attr(t, ctx, "#timezone", "value"))
+		shot(t, ctx, "16a-settings-time-zone")
+		step(t, ctx, "jobs on New York's clock", navigate(base+"/jobs"), chromedp.WaitVisible(chromedp.CSS(`.job[data-state="succeeded"]`)))
+		jobs := read(t, ctx, "ul.jobs")
+		require.True(t, strings.Contains(jobs, " EST") || strings.Contains(jobs, " EDT"), jobs)
+		shot(t, ctx, "16b-jobs-new-york")
 	})
 
 	t.Run("phone-dark", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -139,7 +140,7 @@ func (h *handler) taskCreate(w http.ResponseWriter, r *http.Request, s *session,
 	id := chi.URLParam(r, "id")
 	body := map[string]any{"title": strings.TrimSpace(r.PostFormValue("title"))}
 	if due := r.PostFormValue("due_at"); due != "" {
-		body["due_at"] = due + "T17:00:00Z"
+		body["due_at"] = dueAt(due, zoneOf(s.me))
 	}
 	if p, err := strconv.Atoi(r.PostFormValue("priority")); err == nil {
 		body["priority"] = p
@@ -220,4 +221,15 @@ func (h *handler) projectUnlinkPaper(w http.ResponseWriter, r *http.Request, s *
 		return
 	}
 	done(w, r, to, "The paper is unlinked.")
+}
+
+// dueAt is the instant a task picked for day (YYYY-MM-DD) is due: 17:00 on that day
+// in the viewer's zone, so the day shown back in that zone is the day picked. What
+// is not a date goes to the API as typed, for it to refuse.
+func dueAt(day string, loc *time.Location) string {
+	d, err := time.ParseInLocation("2006-01-02", day, loc)
+	if err != nil {
+		return day + "T17:00:00Z"
+	}
+	return time.Date(d.Year(), d.Month(), d.Day(), 17, 0, 0, 0, loc).Format(time.RFC3339)
 }

@@ -93,6 +93,10 @@ type view struct {
 	Refresh int
 	// Data is the page's own data.
 	Data any
+	// Zone is where the viewer's clock is: the profile's time zone, loaded once
+	// per page by render (UTC without a profile or for a zone Go does not know).
+	// Templates pass it to date and datetime.
+	Zone *time.Location
 
 	// status is the HTTP status of a page shown again with an error.
 	status int
@@ -110,6 +114,9 @@ func (rd *renderer) render(w http.ResponseWriter, r *http.Request, status int, p
 	}
 	if v.Path == "" {
 		v.Path = r.URL.RequestURI()
+	}
+	if v.Zone == nil {
+		v.Zone = zoneOf(v.Me)
 	}
 	// The outcome of the previous form shows once. A page that shows a failure of
 	// its own drops it: an earlier success next to it would read as if all went well.
@@ -248,21 +255,24 @@ func authorList(as []author) string {
 	return strings.Join(names, ", ")
 }
 
-func fmtDate(t any) string {
+// fmtDate shows the day of t in loc (the viewer's zone; nil is UTC). An instant
+// (time.Time, RFC 3339) falls on the viewer's day; a plain date ("2006-01-02", a
+// deadline) is a day already and stays the same.
+func fmtDate(loc *time.Location, t any) string {
 	switch v := t.(type) {
 	case time.Time:
 		if v.IsZero() {
 			return ""
 		}
-		return v.Format("2 Jan 2006")
+		return inZone(v, loc).Format("2 Jan 2006")
 	case *time.Time:
 		if v == nil || v.IsZero() {
 			return ""
 		}
-		return v.Format("2 Jan 2006")
+		return inZone(*v, loc).Format("2 Jan 2006")
 	case string:
 		if tt, err := time.Parse(time.RFC3339, v); err == nil {
-			return tt.Format("2 Jan 2006")
+			return inZone(tt, loc).Format("2 Jan 2006")
 		}
 		if tt, err := time.Parse("2006-01-02", v); err == nil {
 			return tt.Format("2 Jan 2006")
@@ -272,7 +282,9 @@ func fmtDate(t any) string {
 	return ""
 }
 
-func fmtDateTime(t any) string {
+// fmtDateTime shows the instant t on the clock of loc (the viewer's zone; nil is
+// UTC), with the zone's name: "1 Mar 2026 05:00 EST".
+func fmtDateTime(loc *time.Location, t any) string {
 	var tt time.Time
 	switch v := t.(type) {
 	case time.Time:
@@ -286,7 +298,8 @@ func fmtDateTime(t any) string {
 	if tt.IsZero() {
 		return ""
 	}
-	return tt.UTC().Format("2 Jan 2006 15:04 UTC")
+	tt = inZone(tt, loc)
+	return tt.Format("2 Jan 2006 15:04") + " " + zoneAbbrev(tt)
 }
 
 var citeMarker = regexp.MustCompile(`\[(S\d{1,3})\]`)

@@ -271,6 +271,24 @@
     });
   }
 
+  // ---- time zone names ----------------------------------------------------
+  // The profile's time zone field offers the tz database's names (zones.txt,
+  // fetched once and cached), so a city typed finds its zone.
+  document.querySelectorAll("datalist[data-zones]").forEach(function (list) {
+    fetch(list.dataset.zones, { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : ""; })
+      .then(function (text) {
+        text.split("\n").forEach(function (name) {
+          if (!name) return;
+          var o = document.createElement("option");
+          o.value = name;
+          list.appendChild(o);
+        });
+        list.dataset.loaded = "";
+      })
+      .catch(function () { /* the field still takes a typed name */ });
+  });
+
   // ---- confirmations and focus --------------------------------------------
   document.querySelectorAll("form[data-confirm]").forEach(function (f) {
     f.addEventListener("submit", function (e) { if (!window.confirm(f.dataset.confirm)) e.preventDefault(); });
