@@ -4,7 +4,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -85,7 +84,10 @@ func TestFixturesPhrasePage(t *testing.T) {
 // a letter, a hyphen, the break, and a lowercase letter.
 var lineBreakHyphen = regexp.MustCompile(`\p{L}[-\x{00AD}\x{2010}][ \t]*[\n\f]\s*\p{Ll}`)
 
-var digits = regexp.MustCompile(`\p{N}+`)
+var (
+	digits     = regexp.MustCompile(`\p{N}+`)
+	bareNumber = regexp.MustCompile(`^\s*\d+\s*$`)
+)
 
 // edgeKey is how a running header or footer repeats from page to page: the
 // line case-folded, its numbers made "#", its spaces collapsed.
@@ -133,7 +135,7 @@ func printedRunning(t *testing.T, file string) map[string]bool {
 // TestFixturesCleanPassages is issue 16's check of the clean text: no passage
 // of any fixture PDF holds a word split by a line-break hyphen, a running
 // header or footer printed on most pages (once, as the title on page 1 may
-// be, is not running), or a page's printed number at its edge.
+// be, is not running), nor do most pages start or end with a bare number.
 func TestFixturesCleanPassages(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(fixturetest.Dir(t), "pdfs", "*.pdf"))
@@ -166,11 +168,15 @@ func TestFixturesCleanPassages(t *testing.T) {
 			for k, n := range times {
 				require.LessOrEqual(t, n, 1, "running header %q is in %d passage lines", k, n)
 			}
+			numbered := 0 // pages whose text starts or ends with a bare number
 			for _, p := range doc.Pages {
 				ls := strings.Split(strings.TrimSpace(p.Text), "\n")
-				for _, l := range []string{ls[0], ls[len(ls)-1]} {
-					require.NotEqual(t, strconv.Itoa(p.Number), strings.TrimSpace(l), "page %d keeps its number at its edge", p.Number)
+				if bareNumber.MatchString(ls[0]) || bareNumber.MatchString(ls[len(ls)-1]) {
+					numbered++
 				}
+			}
+			if len(doc.Pages) >= 3 {
+				require.Less(t, numbered, max(2, (len(doc.Pages)+1)/2), "pages keep their numbers at their edges")
 			}
 		})
 	}

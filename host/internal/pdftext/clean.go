@@ -90,7 +90,10 @@ func inBand(l line, ph float64) bool {
 	return ph > 0 && (l.y0 < edgeBand*ph || l.y1 > (1-edgeBand)*ph)
 }
 
-func sideways(l line) bool { return l.x1-l.x0 < l.y1-l.y0 }
+// sideways reports whether l is set sideways, as margin stamps are: taller than
+// two inches and over twice as tall as wide. A single letter or digit of a
+// formula is taller than wide too, and is no stamp.
+func sideways(l line) bool { return l.y1-l.y0 > 144 && l.y1-l.y0 > 2*(l.x1-l.x0) }
 
 // outerRows marks the lines in the two topmost and the two bottommost rows of
 // a page; lines whose tops (or bottoms) are within 3 points share a row.

@@ -82,3 +82,19 @@ func TestCleanJoinsLineBreakHyphens(t *testing.T) {
 		})
 	}
 }
+
+func TestCleanDropsMarginStampsNotFormulaLetters(t *testing.T) {
+	t.Parallel()
+	var pages []layoutPage
+	for i := range 3 {
+		p := page("Body text on page one.", "x", "More body text.", "end")
+		p.lines[0].text = strings.Replace(p.lines[0].text, "one", []string{"one", "two", "three"}[i], 1)
+		p.lines[1].box = box{x0: 300, y0: 400, x1: 305, y1: 409} // a letter of a formula, taller than wide
+		p.lines[2].box = box{x0: 300, y0: 420, x1: 550, y1: 430}
+		p.lines[3].text = "Stamp 2008 003"
+		p.lines[3].box = box{x0: 10, y0: 270, x1: 25, y1: 500} // set sideways in the margin
+		pages = append(pages, p)
+	}
+	got := pageTexts(clean(pages))
+	require.Equal(t, []string{"Body text on page one.|x|More body text.", "Body text on page two.|x|More body text.", "Body text on page three.|x|More body text."}, got)
+}
