@@ -1,7 +1,9 @@
 package chunk
 
 import (
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -74,6 +76,108 @@ func TestFixturesPhrasePage(t *testing.T) {
 				}
 			}
 			require.NotZero(t, found, "phrase %q in no chunk", tt.phrase)
+		})
+	}
+}
+
+// lineBreakHyphen is a word split by a hyphen at the end of a line (or page):
+// a letter, a hyphen, the break, and a lowercase letter.
+var lineBreakHyphen = regexp.MustCompile(`\p{L}[-\x{00AD}\x{2010}][ \t]*[\n\f]\s*\p{Ll}`)
+
+var (
+	digits     = regexp.MustCompile(`\p{N}+`)
+	bareNumber = regexp.MustCompile(`^\s*\d+\s*$`)
+)
+
+// edgeKey is how a running header or footer repeats from page to page: the
+// line case-folded, its numbers made "#", its spaces collapsed.
+func edgeKey(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(digits.ReplaceAllString(s, "#"))), " ")
+}
+
+// printedRunning reads the PDF with plain pdftotext, independently of pdftext,
+// and returns the keys of the lines printed among the first or last two lines
+// of at least half of the pages (and two at least, in a document of three
+// pages or more): the running headers, footers and page numbers as printed.
+func printedRunning(t *testing.T, file string) map[string]bool {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), "pdftotext", "-enc", "UTF-8", file, "-").Output()
+	require.NoError(t, err)
+	pages := strings.Split(strings.TrimSuffix(string(out), "\f"), "\f")
+	count := map[string]int{}
+	for _, p := range pages {
+		var lines []string
+		for _, l := range strings.Split(p, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		seen := map[string]bool{}
+		for i, l := range lines {
+			if k := edgeKey(l); (i < 2 || i >= len(lines)-2) && !seen[k] {
+				seen[k] = true
+				count[k]++
+			}
+		}
+	}
+	running := map[string]bool{}
+	if len(pages) < 3 {
+		return running
+	}
+	for k, n := range count {
+		if n >= max(2, (len(pages)+1)/2) {
+			running[k] = true
+		}
+	}
+	return running
+}
+
+// TestFixturesCleanPassages is issue 16's check of the clean text: no passage
+// of any fixture PDF holds a word split by a line-break hyphen, a running
+// header or footer printed on most pages (once, as the title on page 1 may
+// be, is not running), nor do most pages start or end with a bare number.
+func TestFixturesCleanPassages(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join(fixturetest.Dir(t), "pdfs", "*.pdf"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			doc, err := pdftext.ExtractFile(t.Context(), f, nil)
+			require.NoError(t, err)
+			chunks, err := Split(filepath.Base(f), doc, nil)
+			require.NoError(t, err)
+			running := printedRunning(t, f)
+			lines := map[int]string{} // the passages' lines by offset, overlaps once
+			for _, c := range chunks {
+				require.NotRegexp(t, lineBreakHyphen, c.Text, "passage %d on page %d", c.Index, c.PageStart)
+				off := c.Start
+				for _, l := range strings.FieldsFunc(c.Text, func(r rune) bool { return r == '\n' || r == '\f' }) {
+					off = c.Start + strings.Index(c.Text[off-c.Start:], l)
+					lines[off] = edgeKey(l)
+					off += len(l)
+				}
+			}
+			times := map[string]int{}
+			for _, k := range lines {
+				if running[k] && k != "#" {
+					times[k]++
+				}
+			}
+			for k, n := range times {
+				require.LessOrEqual(t, n, 1, "running header %q is in %d passage lines", k, n)
+			}
+			numbered := 0 // pages whose text starts or ends with a bare number
+			for _, p := range doc.Pages {
+				ls := strings.Split(strings.TrimSpace(p.Text), "\n")
+				if bareNumber.MatchString(ls[0]) || bareNumber.MatchString(ls[len(ls)-1]) {
+					numbered++
+				}
+			}
+			if len(doc.Pages) >= 3 {
+				require.Less(t, numbered, max(2, (len(doc.Pages)+1)/2), "pages keep their numbers at their edges")
+			}
 		})
 	}
 }

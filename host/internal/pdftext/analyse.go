@@ -7,13 +7,17 @@ import (
 	"unicode"
 )
 
-// analyse builds the Document from the layout: text and offsets first, then
-// title, identifiers, sections and references.
+// analyse builds the Document from the layout: the title from page 1 as
+// printed, then the clean text (see clean) and its offsets, identifiers,
+// sections and references.
 func analyse(layout []layoutPage) *Document {
 	doc := &Document{}
+	if len(layout) > 0 {
+		doc.Title = findTitle(layout[0].lines)
+	}
 	var sb strings.Builder
 	var lines []line
-	for i, p := range layout {
+	for i, p := range clean(layout) {
 		if i > 0 {
 			sb.WriteByte('\f')
 		}
@@ -40,7 +44,6 @@ func analyse(layout []layoutPage) *Document {
 		}
 		doc.Pages[i].Text = doc.Text[doc.Pages[i].Offset:end]
 	}
-	doc.Title = findTitle(lines)
 	doc.Sections = findSections(doc.Text, lines)
 	doc.References = findReferences(doc, lines)
 	doc.DOI, doc.ArXivID = findIDs(doc)

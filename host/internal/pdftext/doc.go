@@ -40,6 +40,15 @@
 // therefore holds at most that much text; tools' stderr is kept to its first
 // 4 KiB and pdfinfo's output to its Pages line.
 //
+// # Clean text
+//
+// Text is clean: running headers, footers, margin stamps and page numbers
+// repeated across pages are dropped, and words hyphenated across line breaks
+// are joined ("com-\nplement" -> "complement", "state-of-the-\nart" ->
+// "state-of-the-art"), line by line before Text is built, so every offset points
+// into the clean text and each page keeps its own words. docs/ingest.md ("Clean
+// text") gives the rules.
+//
 // # Normalization
 //
 // [Normalize] folds the differences between a PDF's text and what a reader types
