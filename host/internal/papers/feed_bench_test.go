@@ -49,19 +49,29 @@ func BenchmarkFeedPage(b *testing.B) {
 	require.NoError(b, err)
 	st := New(pool)
 
-	cases := []struct{ view, scope string }{
-		{"all_non_trash", ScopeLibrary}, {"inbox", ScopeLibrary}, {"reading", ScopeLibrary}, {"starred", ScopeLibrary},
-		{"all_non_trash", ScopeCorpus}, {"inbox", ScopeCorpus},
+	// The default sort, then the other sorts and the text filter (docs/feed.md).
+	cases := []struct{ view, scope, sort, query string }{
+		{"all_non_trash", ScopeLibrary, "", ""}, {"inbox", ScopeLibrary, "", ""}, {"reading", ScopeLibrary, "", ""},
+		{"starred", ScopeLibrary, "", ""}, {"all_non_trash", ScopeCorpus, "", ""}, {"inbox", ScopeCorpus, "", ""},
+		{"all_non_trash", ScopeLibrary, SortYear, ""}, {"all_non_trash", ScopeLibrary, SortTitle, ""},
+		{"all_non_trash", ScopeLibrary, "", "paper 12"},
 	}
 	for _, c := range cases {
-		b.Run(c.scope+"/"+c.view, func(b *testing.B) {
+		name := c.scope + "/" + c.view
+		if c.sort != "" {
+			name += "/sort=" + c.sort
+		}
+		if c.query != "" {
+			name += "/q"
+		}
+		b.Run(name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for b.Loop() {
 				u := users[rng.IntN(len(users))]
 				start := time.Now()
-				page, err := st.Feed(ctx, u, FeedParams{View: c.view, Scope: c.scope, Limit: 20})
+				page, err := st.Feed(ctx, u, FeedParams{View: c.view, Scope: c.scope, Sort: c.sort, Query: c.query, Limit: 20})
 				lat = append(lat, time.Since(start))
 				if err != nil {
 					b.Fatal(err)
@@ -69,7 +79,7 @@ func BenchmarkFeedPage(b *testing.B) {
 				if page.NextCursor != "" && rng.IntN(2) == 0 {
 					// Half the time, also fetch the second page.
 					start = time.Now()
-					if _, err := st.Feed(ctx, u, FeedParams{View: c.view, Scope: c.scope, Limit: 20, Cursor: page.NextCursor}); err != nil {
+					if _, err := st.Feed(ctx, u, FeedParams{View: c.view, Scope: c.scope, Sort: c.sort, Query: c.query, Limit: 20, Cursor: page.NextCursor}); err != nil {
 						b.Fatal(err)
 					}
 					lat = append(lat, time.Since(start))

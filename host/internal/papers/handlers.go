@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
@@ -37,10 +38,14 @@ type API struct {
 // the corpus can be added by identifier.
 func NewAPI(store *Store, resolve ResolveFunc) *API { return &API{store: store, resolve: resolve} }
 
-// Feed answers GET /api/papers?view=&scope=&cursor=&limit=.
+// Feed answers GET /api/papers?view=&scope=&sort=&q=&cursor=&limit=.
 func (a *API) Feed(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	p := FeedParams{View: q.Get("view"), Scope: q.Get("scope"), Cursor: q.Get("cursor")}
+	p := FeedParams{View: q.Get("view"), Scope: q.Get("scope"), Sort: q.Get("sort"), Query: q.Get("q"), Cursor: q.Get("cursor")}
+	if utf8.RuneCountInString(p.Query) > MaxQueryLen {
+		httpx.Err(w, r, httpx.Invalid("The filter text is too long.", httpx.FieldError{Field: "q", Message: "must be at most " + strconv.Itoa(MaxQueryLen) + " characters"}))
+		return
+	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {

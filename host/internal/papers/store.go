@@ -6,7 +6,6 @@ package papers
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,6 +169,8 @@ func (st *Store) GetMany(ctx context.Context, userID uuid.UUID, ids []uuid.UUID)
 type FeedParams struct {
 	View   string // one of ViewNames(); default DefaultView
 	Scope  string // ScopeLibrary (default) or ScopeCorpus
+	Sort   string // one of SortNames(); default SortAdded
+	Query  string // text in the title or an author's name, case-insensitive; empty matches all
 	Cursor string
 	Limit  int // 1-100, default 20
 }
@@ -180,14 +181,18 @@ type Page struct {
 	NextCursor string `json:"next_cursor,omitempty"`
 }
 
-// Feed returns a page of the user's feed, newest first (by when the paper joined the
-// library in library scope, by when it was discovered in corpus scope).
+// Feed returns a page of the user's feed in p.Sort's order: newest first by default
+// (by when the paper joined the library in library scope, by when it was discovered
+// in corpus scope). Its cursor carries the sort it was issued for.
 func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page, error) {
 	if p.View == "" {
 		p.View = DefaultView
 	}
 	if p.Scope == "" {
 		p.Scope = ScopeLibrary
+	}
+	if p.Sort == "" {
+		p.Sort = SortAdded
 	}
 	if p.Limit == 0 {
 		p.Limit = 20
@@ -196,39 +201,47 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 	if err != nil {
 		return Page{}, err
 	}
-	var from, sortCol, idCol string
+	order, err := feedOrderOf(p.Sort, p.Scope)
+	if err != nil {
+		return Page{}, err
+	}
+	var from string
 	if p.Scope == ScopeLibrary {
 		from = `FROM user_library ul JOIN papers p ON p.id = ul.paper_id
 			LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id
 			WHERE ul.user_id = $1`
-		sortCol, idCol = "ul.added_at", "ul.paper_id"
 	} else {
 		from = `FROM papers p` + itemJoins + ` WHERE ` + visiblePredicate
-		sortCol, idCol = "p.discovered_at", "p.id"
 	}
 	args := []any{userID, p.Limit + 1}
 	where := " AND " + pred
+	if text := strings.TrimSpace(p.Query); text != "" {
+		args = append(args, "%"+likeEscaper.Replace(text)+"%")
+		n := len(args)
+		where += fmt.Sprintf(` AND (p.title ILIKE $%d OR EXISTS (
+			SELECT 1 FROM jsonb_array_elements(p.authors) fa WHERE fa->>'name' ILIKE $%d))`, n, n)
+	}
 	if p.Cursor != "" {
-		ts, id, err := decodeCursor(p.Cursor)
+		key, id, err := order.decodeCursor(p.Cursor)
 		if err != nil {
 			return Page{}, err
 		}
-		args = append(args, ts, id)
-		where += fmt.Sprintf(" AND (%s, %s) < ($3, $4)", sortCol, idCol)
+		args = append(args, key, id)
+		where += fmt.Sprintf(" AND (%s, %s) %s ($%d, $%d)", order.key, order.id, order.after, len(args)-1, len(args))
 	}
-	rows, err := st.pool.Query(ctx, `SELECT `+itemColumns+`, `+sortCol+` `+from+where+
-		` ORDER BY `+sortCol+` DESC, `+idCol+` DESC LIMIT $2`, args...)
+	rows, err := st.pool.Query(ctx, `SELECT `+itemColumns+`, `+order.key+` `+from+where+
+		` ORDER BY `+order.key+` `+order.dir+`, `+order.id+` `+order.dir+` LIMIT $2`, args...)
 	if err != nil {
 		return Page{}, fmt.Errorf("papers: feed: %w", err)
 	}
 	type row struct {
-		it   Item
-		sort time.Time
+		it  Item
+		key any
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
 		var out row
 		var err error
-		out.it, err = scanItem(r, &out.sort)
+		out.it, err = scanItem(r, &out.key)
 		return out, err
 	})
 	if err != nil {
@@ -238,7 +251,7 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 	for i, r := range list {
 		if i == p.Limit {
 			last := list[i-1]
-			page.NextCursor = encodeCursor(last.sort, last.it.ID)
+			page.NextCursor = order.encodeCursor(last.key, last.it.ID)
 			break
 		}
 		page.Items = append(page.Items, r.it)
@@ -246,29 +259,8 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 	return page, nil
 }
 
-func encodeCursor(ts time.Time, id uuid.UUID) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(ts.UTC().Format(time.RFC3339Nano) + "|" + id.String()))
-}
-
-func decodeCursor(s string) (time.Time, uuid.UUID, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return time.Time{}, uuid.Nil, ErrBadCursor
-	}
-	tsPart, idPart, ok := strings.Cut(string(raw), "|")
-	if !ok {
-		return time.Time{}, uuid.Nil, ErrBadCursor
-	}
-	ts, err := time.Parse(time.RFC3339Nano, tsPart)
-	if err != nil {
-		return time.Time{}, uuid.Nil, ErrBadCursor
-	}
-	id, err := uuid.Parse(idPart)
-	if err != nil {
-		return time.Time{}, uuid.Nil, ErrBadCursor
-	}
-	return ts, id, nil
-}
+// likeEscaper makes a user's text match itself in ILIKE (whose escape is \).
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // StatePatch changes the caller's overlay; nil fields stay as they are. ClearRating
 // removes the rating.

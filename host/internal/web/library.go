@@ -17,21 +17,41 @@ var feedViews = []feedView{
 	{"trash", "Trash"},
 }
 
+// feedSort is one order of the library list (the API's sort parameter).
+type feedSort struct{ Name, Label string }
+
+var feedSorts = []feedSort{{"added", "Date added"}, {"year", "Year"}, {"title", "Title"}}
+
 type libraryData struct {
 	Scope  string
 	View   string
+	Sort   string
+	Query  string
 	Views  []feedView
+	Sorts  []feedSort
 	Items  []paper
 	Cursor string
 	Next   string
 	States []string
 }
 
+// URL is the library's address for scope and view, keeping the sort and filter.
+func (d *libraryData) URL(scope, view string) string {
+	return "/library" + q("scope", scope, "view", view, "sort", d.Sort, "q", d.Query)
+}
+
+// NextURL is the address of the next page.
+func (d *libraryData) NextURL() string {
+	return "/library" + q("scope", d.Scope, "view", d.View, "sort", d.Sort, "q", d.Query, "cursor", d.Next)
+}
+
 // libraryPage is the library and the feed: the ten view surfaces, in the caller's
-// library or across the corpus they may see.
+// library or across the corpus they may see, sorted by date added, year or title
+// and filtered by text in the title or authors.
 func (h *handler) libraryPage(w http.ResponseWriter, r *http.Request, s *session, v *view) {
 	qv := r.URL.Query()
-	d := &libraryData{Scope: qv.Get("scope"), View: qv.Get("view"), Views: feedViews, Cursor: qv.Get("cursor"),
+	d := &libraryData{Scope: qv.Get("scope"), View: qv.Get("view"), Sort: qv.Get("sort"), Query: strings.TrimSpace(qv.Get("q")),
+		Views: feedViews, Sorts: feedSorts, Cursor: qv.Get("cursor"),
 		States: []string{"inbox", "to_read", "reading", "done", "trash"}}
 	if d.Scope != "corpus" {
 		d.Scope = "library"
@@ -43,9 +63,16 @@ func (h *handler) libraryPage(w http.ResponseWriter, r *http.Request, s *session
 	if !known {
 		d.View = "all_non_trash"
 	}
+	known = false
+	for _, fs := range feedSorts {
+		known = known || fs.Name == d.Sort
+	}
+	if !known {
+		d.Sort = "added"
+	}
 	v.Title, v.Nav, v.Data = "Library", "library", d
 	var page paperPage
-	err := s.c.get("/api/papers"+q("scope", d.Scope, "view", d.View, "cursor", d.Cursor, "limit", "25"), &page)
+	err := s.c.get("/api/papers"+q("scope", d.Scope, "view", d.View, "sort", d.Sort, "q", d.Query, "cursor", d.Cursor, "limit", "25"), &page)
 	if err != nil {
 		if isStatus(err, http.StatusUnauthorized) {
 			h.toSignIn(w, r)

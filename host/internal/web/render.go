@@ -198,6 +198,7 @@ func takeFlash(w http.ResponseWriter, r *http.Request) (string, *uiError) {
 
 var funcs = template.FuncMap{
 	"authors":    authorList,
+	"allAuthors": allAuthors,
 	"date":       fmtDate,
 	"datetime":   fmtDateTime,
 	"pct":        func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
@@ -243,12 +244,26 @@ var stateLabels = map[string]string{
 	"inbox": "Inbox", "to_read": "To read", "reading": "Reading", "done": "Done", "trash": "Trash",
 }
 
+// authorList names the first three authors, then "et al." when there are more.
 func authorList(as []author) string {
-	names := make([]string, 0, 4)
-	for i, a := range as {
-		if i == 3 {
-			names = append(names, "et al.")
-			break
+	names := make([]string, 0, 3)
+	for _, a := range as[:min(len(as), 3)] {
+		names = append(names, a.Name)
+	}
+	out := strings.Join(names, ", ")
+	if len(as) > 3 {
+		out += " et al."
+	}
+	return out
+}
+
+// allAuthors names every author, with their affiliation when known.
+func allAuthors(as []author) string {
+	names := make([]string, 0, len(as))
+	for _, a := range as {
+		if a.Affiliation != "" {
+			names = append(names, a.Name+" ("+a.Affiliation+")")
+			continue
 		}
 		names = append(names, a.Name)
 	}

@@ -30,7 +30,8 @@ func (m *me) Name() string {
 }
 
 type author struct {
-	Name string `json:"name"`
+	Name        string `json:"name"`
+	Affiliation string `json:"affiliation"`
 }
 
 type overlay struct {

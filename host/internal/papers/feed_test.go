@@ -1,0 +1,173 @@
+package papers
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/dbtest"
+)
+
+type feedRow struct {
+	id      uuid.UUID
+	title   string
+	authors string // JSON
+	date    *time.Time
+	added   time.Time
+}
+
+// seedFeed puts papers with ties in every sort key into one user's library.
+func seedFeed(t *testing.T) (*Store, uuid.UUID, []feedRow) {
+	t.Helper()
+	pool := dbtest.NewDB(t)
+	ctx := context.Background()
+	var user uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
+	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	rows := []feedRow{
+		{title: "alpha", authors: `[{"name": "Ada Smith"}, {"name": "Bo Li"}]`, date: date(2021, 1, 1), added: base},
+		{title: "Alpha", authors: `[{"name": "Cy Jones"}]`, date: date(2021, 1, 1), added: base},
+		{title: "beta", authors: `[]`, added: base.Add(time.Hour)},
+		{title: "gamma", authors: `[{"name": "Di SMITH"}]`, date: date(2023, 6, 1), added: base.Add(2 * time.Hour)},
+		{title: "delta", authors: `[{"name": "Ed 100% Pure"}]`, added: base.Add(2 * time.Hour)},
+		{title: "epsilon", authors: `[{"name": "Fay_Wu"}]`, date: date(2019, 1, 1), added: base.Add(-time.Hour)},
+		{title: "zeta", authors: `[{"name": "Gus Smithson"}]`, date: date(2023, 6, 1), added: base.Add(3 * time.Hour)},
+	}
+	for i := range rows {
+		r := &rows[i]
+		var precision any
+		if r.date != nil {
+			precision = "day"
+		}
+		require.NoError(t, pool.QueryRow(ctx, `
+			INSERT INTO papers (title, authors, publication_date, publication_date_precision, source, visibility, discovered_at)
+			VALUES ($1, $2, $3, $4, 'manual', 'public', $5) RETURNING id`,
+			r.title, r.authors, r.date, precision, r.added).Scan(&r.id))
+		_, err := pool.Exec(ctx, `INSERT INTO user_library (user_id, paper_id, added_via, added_at) VALUES ($1, $2, 'manual_save', $3)`,
+			user, r.id, r.added)
+		require.NoError(t, err)
+	}
+	return New(pool), user, rows
+}
+
+// walk pages through the feed two items at a time and returns the ids in order.
+func walk(t *testing.T, st *Store, user uuid.UUID, p FeedParams) []uuid.UUID {
+	t.Helper()
+	p.Limit = 2
+	var ids []uuid.UUID
+	for range 20 {
+		page, err := st.Feed(context.Background(), user, p)
+		require.NoError(t, err)
+		for _, it := range page.Items {
+			ids = append(ids, it.ID)
+		}
+		if page.NextCursor == "" {
+			return ids
+		}
+		p.Cursor = page.NextCursor
+	}
+	t.Fatal("the page walk did not end")
+	return nil
+}
+
+func dateKey(r feedRow) time.Time {
+	if r.date == nil {
+		return time.Time{}
+	}
+	return *r.date
+}
+
+func TestFeedSortsWalkEveryRowOnceInOrder(t *testing.T) {
+	t.Parallel()
+	st, user, rows := seedFeed(t)
+	byID := func(a, b feedRow) int { return strings.Compare(a.id.String(), b.id.String()) }
+	orders := map[string]func(a, b feedRow) int{
+		SortAdded: func(a, b feedRow) int { return cmp.Or(b.added.Compare(a.added), byID(b, a)) },
+		SortYear:  func(a, b feedRow) int { return cmp.Or(dateKey(b).Compare(dateKey(a)), byID(b, a)) },
+		SortTitle: func(a, b feedRow) int {
+			return cmp.Or(strings.Compare(strings.ToLower(a.title), strings.ToLower(b.title)), byID(a, b))
+		},
+	}
+	for _, scope := range []string{ScopeLibrary, ScopeCorpus} {
+		for sort, order := range orders {
+			t.Run(scope+"/"+sort, func(t *testing.T) {
+				want := slices.Clone(rows)
+				slices.SortFunc(want, order)
+				var wantIDs []uuid.UUID
+				for _, r := range want {
+					wantIDs = append(wantIDs, r.id)
+				}
+				require.Equal(t, wantIDs, walk(t, st, user, FeedParams{Scope: scope, Sort: sort}))
+			})
+		}
+	}
+	// The default is the added sort.
+	require.Equal(t, walk(t, st, user, FeedParams{Sort: SortAdded}), walk(t, st, user, FeedParams{}))
+}
+
+func TestFeedFiltersByTitleOrAuthor(t *testing.T) {
+	t.Parallel()
+	st, user, rows := seedFeed(t)
+	titles := func(ids []uuid.UUID) []string {
+		var out []string
+		for _, id := range ids {
+			for _, r := range rows {
+				if r.id == id {
+					out = append(out, r.title)
+				}
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	cases := []struct {
+		q    string
+		want []string
+	}{
+		{"smith", []string{"alpha", "gamma", "zeta"}},
+		{"  ALPHA ", []string{"Alpha", "alpha"}},
+		{"ta", []string{"beta", "delta", "zeta"}},
+		{"100%", []string{"delta"}},
+		{"%", []string{"delta"}},
+		{"_", []string{"epsilon"}},
+		{`\`, nil},
+		{"no such words", nil},
+		{"", []string{"Alpha", "alpha", "beta", "delta", "epsilon", "gamma", "zeta"}},
+	}
+	for _, c := range cases {
+		for _, sort := range SortNames() {
+			t.Run(c.q+"/"+sort, func(t *testing.T) {
+				require.Equal(t, c.want, titles(walk(t, st, user, FeedParams{Sort: sort, Query: c.q})))
+			})
+		}
+	}
+}
+
+func TestFeedRefusesACursorOfAnotherSort(t *testing.T) {
+	t.Parallel()
+	st, user, _ := seedFeed(t)
+	ctx := context.Background()
+	for _, from := range SortNames() {
+		page, err := st.Feed(ctx, user, FeedParams{Sort: from, Limit: 2})
+		require.NoError(t, err)
+		require.NotEmpty(t, page.NextCursor)
+		for _, to := range SortNames() {
+			_, err := st.Feed(ctx, user, FeedParams{Sort: to, Limit: 2, Cursor: page.NextCursor})
+			if to == from {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, ErrBadCursor, "a %s cursor in the %s sort", from, to)
+			}
+		}
+	}
+	_, err := st.Feed(ctx, user, FeedParams{Sort: "rating"})
+	var ve *ViewError
+	require.ErrorAs(t, err, &ve)
+	require.Equal(t, "sort", ve.Field)
+}
