@@ -116,6 +116,8 @@ type Document struct {
 	Sections []Section
 	// References are the entries of the last references section, in order.
 	References []Reference
+	// Metadata holds the authors, abstract, year and venue read from page 1.
+	Metadata
 }
 
 // Page is one page of a Document.
