@@ -92,24 +92,35 @@ func findAuthors(page1 []line, title string) []Author {
 	for k, n := range names {
 		authors[k].Name = n
 	}
-	// The affiliation lines and emails up to the abstract.
+	// The affiliation blocks up to the abstract; one block without footnote
+	// marks inside applies to every name, several cannot be told apart here.
 	var affils []string
-	var emails []string
 	for ; i < len(page1) && i < end+20; i++ {
-		t := strings.TrimSpace(page1[i].text)
-		if strings.EqualFold(t, "abstract") || strings.HasPrefix(strings.ToLower(t), "abstract") {
+		l := page1[i]
+		t := strings.TrimSpace(l.text)
+		if absHead.MatchString(t) || frontEnd.MatchString(t) {
 			break
 		}
-		emails = append(emails, emailRe.FindAllString(t, -1)...)
-		if affilRe.MatchString(t) && !emailRe.MatchString(t) && !frontEnd.MatchString(t) {
-			affils = append(affils, strings.Trim(stripMarks(t), " ,"))
+		if !affilRe.MatchString(t) || emailRe.MatchString(t) {
+			continue
 		}
+		a := t
+		for i+1 < len(page1) && page1[i+1].block == l.block && page1[i+1].page == l.page && !emailRe.MatchString(page1[i+1].text) {
+			i++
+			a += " " + strings.TrimSpace(page1[i].text)
+		}
+		affils = append(affils, a)
 	}
-	if len(affils) == 1 || (len(affils) == 2 && !strings.ContainsAny(affils[0], "†‡∗*□⋄") && len(affils[1]) < 40) {
-		a := strings.Join(affils, ", ")
+	if len(affils) == 1 && !strings.ContainsAny(strings.TrimLeftFunc(affils[0], isMarkRune), "*∗†‡§¶#□⋄♠♣♥♦$") {
+		a := strings.Trim(strings.TrimLeftFunc(affils[0], func(r rune) bool { return isMarkRune(r) || unicode.IsSpace(r) }), " ,")
 		for k := range authors {
 			authors[k].Affiliation = a
 		}
+	}
+	var emails []string
+	// Emails may be anywhere on page 1: under the names or in a footnote.
+	for _, l := range page1 {
+		emails = append(emails, emailRe.FindAllString(l.text, -1)...)
 	}
 	for _, e := range emails {
 		if strings.HasPrefix(e, "{") {
@@ -196,16 +207,6 @@ func splitNames(t string) ([]string, bool) {
 	return names, len(names) > 0
 }
 
-func stripMarks(t string) string {
-	var out []string
-	for _, w := range strings.Fields(t) {
-		if !markRe.MatchString(w) || affilRe.MatchString(w) {
-			out = append(out, w)
-		}
-	}
-	return strings.Join(out, " ")
-}
-
 var absHead = regexp.MustCompile(`(?i)^\s*(abstract|a\s*b\s*s\s*t\s*r\s*a\s*c\s*t|summary)\s*[.:—–\-]?\s*`)
 
 // findAbstract returns the abstract section's text without its heading, with
@@ -252,7 +253,7 @@ var (
 	copyYear  = regexp.MustCompile(`(?i)(?:©|\(c\)|copyright)\s*(?:©\s*)?((?:19|20)\d\d)`)
 	anyYear   = regexp.MustCompile(`\b((?:19|20)\d\d)\b`)
 	proceed   = regexp.MustCompile(`(?i)(Proceedings of [^,.;]+|In [A-Z][A-Za-z ]*Conference[^,.;]*)`)
-	venueWord = regexp.MustCompile(`(?i)\b(journal|transactions|proceedings|letters|review|research|conference|symposium|workshop)\b`)
+	venueWord = regexp.MustCompile(`\b(Journal|Transactions|Proceedings|Letters|Review|Research|Conference|Symposium|Workshop)\b`)
 	etAl      = regexp.MustCompile(`^.*\bet al\.?\s*`)
 	volTail   = regexp.MustCompile(`[\s,]*((?:19|20)\d\d)?[\s,]*(\d+[:(]\S*)?\s*$`)
 )

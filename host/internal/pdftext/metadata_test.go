@@ -43,6 +43,7 @@ func TestFixturesMetadataAccuracy(t *testing.T) {
 		doc, err := ExtractFile(t.Context(), filepath.Join(dir, name), nil)
 		require.NoError(t, err)
 		papers++
+		t.Logf("%s: year %d, venue %q, %d authors, first affiliation %q", name, doc.Year, doc.Venue, len(doc.Authors), firstAffiliation(doc))
 		if strings.Join(words(doc.Title), " ") == strings.Join(words(f.Paper.Title), " ") {
 			titles++
 		} else {
@@ -75,6 +76,13 @@ func TestFixturesMetadataAccuracy(t *testing.T) {
 	require.GreaterOrEqual(t, float64(titles)/float64(papers), 1.0)
 	require.GreaterOrEqual(t, float64(authors)/float64(papers), authorFloor)
 	require.Equal(t, absN, absOK)
+}
+
+func firstAffiliation(doc *Document) string {
+	if len(doc.Authors) == 0 {
+		return ""
+	}
+	return doc.Authors[0].Affiliation
 }
 
 // authorFloor is the measured author-list accuracy over the fixtures.
@@ -131,6 +139,25 @@ func nlmAbstract(t *testing.T, path string) string {
 	}
 	require.NotEmpty(t, sb.String(), path)
 	return sb.String()
+}
+
+// TestFixturesFrontMatter checks what the Hindawi paper prints under its title:
+// one affiliation for every author, the corresponding author's email, the year
+// and the journal.
+func TestFixturesFrontMatter(t *testing.T) {
+	t.Parallel()
+	dir, _ := fixturePDFs(t)
+	doc, err := ExtractFile(t.Context(), filepath.Join(dir, "hindawi_rrp_2010_157939_with_groundtruth.pdf"), nil)
+	require.NoError(t, err)
+	require.Len(t, doc.Authors, 4)
+	for _, a := range doc.Authors {
+		require.Contains(t, a.Affiliation, "Royal College of Surgeons in Ireland")
+	}
+	require.Equal(t, "helenburke1@rcsi.ie", doc.Authors[2].Email)
+	require.Empty(t, doc.Authors[0].Email)
+	require.Equal(t, 2010, doc.Year)
+	require.Equal(t, "Rehabilitation Research and Practice", doc.Venue)
+	require.True(t, strings.HasPrefix(doc.Abstract, "Objectives. Patient experiences"), doc.Abstract)
 }
 
 func TestFixCaps(t *testing.T) {
