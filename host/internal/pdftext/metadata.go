@@ -2,6 +2,7 @@ package pdftext
 
 import (
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -83,6 +84,9 @@ func findAuthors(page1 []line, title string) []Author {
 		}
 		parts = append(parts, t)
 	}
+	if len(parts) == 0 {
+		parts = namesBelow(page1, page1[end-1])
+	}
 	// A name may run on to the next line ("Andrew" / "D. White").
 	names, _ := splitNames(strings.Join(parts, " "))
 	if len(names) == 0 {
@@ -136,6 +140,32 @@ func findAuthors(page1 []line, title string) []Author {
 		}
 	}
 	return authors
+}
+
+// namesBelow returns the name lines set right under the title's last line when
+// pdftotext reads them elsewhere (JCAP sets the affiliations first): the lines
+// within 100 points below it, top to bottom, up to the first that is not names.
+func namesBelow(page1 []line, last line) []string {
+	var below []line
+	for _, l := range page1 {
+		rotated := l.x1-l.x0 < l.y1-l.y0 // a margin stamp
+		if !rotated && l.y0 > last.y1 && l.y0 < last.y1+100 {
+			below = append(below, l)
+		}
+	}
+	sort.SliceStable(below, func(i, j int) bool { return below[i].y0 < below[j].y0 })
+	var parts []string
+	for _, l := range below {
+		t := strings.TrimSpace(l.text)
+		if markRe.MatchString(t) {
+			continue
+		}
+		if !looksLikeNames(t) || frontEnd.MatchString(t) || affilRe.MatchString(t) {
+			break
+		}
+		parts = append(parts, t)
+	}
+	return parts
 }
 
 // titleEnd returns the index of the first line after the title on page 1, or -1.
@@ -223,8 +253,8 @@ func findAbstract(doc *Document) string {
 		}
 		return strings.Join(strings.Fields(Normalize(t)), " ")
 	}
-	// No heading: some publishers (Hindawi) set the abstract as the first long
-	// paragraph of the front matter, after the names and the copyright note.
+	// No heading: some publishers (Hindawi, RevTeX) set the abstract as the first
+	// paragraph of prose in the front matter, after the names and any copyright note.
 	for _, s := range doc.Sections {
 		if s.Kind != KindFront || len(doc.Pages) == 0 {
 			continue
@@ -232,12 +262,21 @@ func findAbstract(doc *Document) string {
 		end := min(s.End, doc.Pages[0].Offset+len(doc.Pages[0].Text))
 		for _, b := range strings.Split(doc.Text[s.Start:end], "\n\n") {
 			low := strings.ToLower(strings.TrimSpace(b))
-			if len(strings.Fields(b)) >= 80 && !copyYear.MatchString(low) && !strings.HasPrefix(low, "copyright") {
+			prose := strings.Count(b, ". ")+strings.Count(b, ".\n") >= 2 && letterRatio(b) > 0.8
+			if len(strings.Fields(b)) >= 50 && prose && !copyYear.MatchString(low) && !affilRe.MatchString(leadLine(b)) {
 				return strings.Join(strings.Fields(Normalize(b)), " ")
 			}
 		}
 	}
 	return ""
+}
+
+func leadLine(b string) string {
+	b = strings.TrimSpace(b)
+	if i := strings.IndexByte(b, '\n'); i >= 0 {
+		return b[:i]
+	}
+	return b
 }
 
 // pageBreakOrFoot reports whether what follows an abstract's first block is
@@ -250,7 +289,9 @@ func pageBreakOrFoot(rest string) bool {
 
 var (
 	stampYear = regexp.MustCompile(`(?i)^arxiv:\S+\s+\[[^\]]*\]\s+\d{1,2}\s+\w+\s+((?:19|20)\d\d)`)
-	copyYear  = regexp.MustCompile(`(?i)(?:©|\(c\)|copyright)\s*(?:©\s*)?((?:19|20)\d\d)`)
+	// "c 2020": pdftotext reads the © of some fonts as a c.
+	copyYear  = regexp.MustCompile(`(?i)(?:©|\(c\)|copyright(?:\s*(?:©|c\b))?|\bc\s)\s*((?:19|20)\d\d)\b`)
+	published = regexp.MustCompile(`(?i)^published\b.*?\b((?:19|20)\d\d)\b`)
 	anyYear   = regexp.MustCompile(`\b((?:19|20)\d\d)\b`)
 	proceed   = regexp.MustCompile(`(?i)(Proceedings of [^,.;]+|In [A-Z][A-Za-z ]*Conference[^,.;]*)`)
 	venueWord = regexp.MustCompile(`\b(Journal|Transactions|Proceedings|Letters|Review|Research|Conference|Symposium|Workshop)\b`)
@@ -268,6 +309,11 @@ func findYear(page1 []line, title string) int {
 	}
 	for _, l := range page1 {
 		if m := copyYear.FindStringSubmatch(l.text); m != nil {
+			return atoi(m[1])
+		}
+	}
+	for _, l := range page1 {
+		if m := published.FindStringSubmatch(l.text); m != nil {
 			return atoi(m[1])
 		}
 	}
