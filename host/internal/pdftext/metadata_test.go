@@ -191,3 +191,25 @@ func TestSplitNames(t *testing.T) {
 	_, ok := splitNames("We introduce a large corpus of papers")
 	require.False(t, ok)
 }
+
+func TestApplyInfoFillsOnlyWhatTheLayoutLeftEmpty(t *testing.T) {
+	t.Parallel()
+	doc := &Document{}
+	applyInfo(doc, "Apparent and average accelerations of the Universe ", "Krzysztof Bolejko, Lars Andersson")
+	require.Equal(t, "Apparent and average accelerations of the Universe", doc.Title)
+	require.Equal(t, []Author{{Name: "Krzysztof Bolejko"}, {Name: "Lars Andersson"}}, doc.Authors)
+
+	doc = &Document{}
+	applyInfo(doc, "Microsoft Word - AVE2008 Report.doc", "ibm")
+	require.Empty(t, doc.Title)
+	require.Empty(t, doc.Authors)
+
+	doc = &Document{Title: "From the page", Metadata: Metadata{Authors: []Author{{Name: "Kyle Lo"}}}}
+	applyInfo(doc, "S2ORC", "Kyle Lo ; Lucy Lu Wang")
+	require.Equal(t, "From the page", doc.Title)
+	require.Len(t, doc.Authors, 1)
+
+	doc = &Document{}
+	applyInfo(doc, "", "Nuala E. Tully {et al.}")
+	require.Empty(t, doc.Authors, "a truncated list is no author list")
+}
