@@ -237,7 +237,11 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 		// own upload, when no other paper already holds the identifier.
 		arxiv, version, _ := papers.NormalizeArxivID(doc.ArXivID)
 		facts := papers.PDFFacts{Title: strings.Join(strings.Fields(clean(doc.Title)), " "),
-			DOI: papers.NormalizeDOI(doc.DOI), ArxivID: arxiv, ArxivVersion: version}
+			DOI: papers.NormalizeDOI(doc.DOI), ArxivID: arxiv, ArxivVersion: version,
+			Abstract: clean(doc.Abstract), Year: doc.Year, Venue: clean(doc.Venue)}
+		for _, a := range doc.Authors {
+			facts.Authors = append(facts.Authors, papers.PDFAuthor{Name: clean(a.Name), Affiliation: clean(a.Affiliation), Email: clean(a.Email)})
+		}
 		if err := papers.ApplyPDFTx(ctx, tx, args.PaperID, facts); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}

@@ -2,6 +2,7 @@ package papers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -118,16 +119,41 @@ type PDFFacts struct {
 	DOI          string
 	ArxivID      string
 	ArxivVersion int // 0 when unknown
+	// Authors, Abstract, Year and Venue fill the paper's fields only when it has
+	// none yet; empty values change nothing.
+	Authors  []PDFAuthor
+	Abstract string
+	Year     int // 0 when unknown
+	Venue    string
+}
+
+// PDFAuthor is one name read from a PDF's front matter.
+type PDFAuthor struct {
+	Name        string `json:"name"`
+	Affiliation string `json:"affiliation,omitempty"`
+	Email       string `json:"email,omitempty"`
 }
 
 // ApplyPDFTx fills the placeholder fields of an upload's own private paper with
-// what its PDF says, when no other paper already holds the identifier, and marks
+// what its PDF says (authors, abstract, year and venue only where the row has
+// none), when no other paper already holds the identifier, and marks
 // the upload ready. A shared paper keeps what its sources say, and a private
 // version of one keeps the title copied from it and leaves the identifiers to it.
 func ApplyPDFTx(ctx context.Context, tx Querier, paperID uuid.UUID, f PDFFacts) error {
-	var version any
+	var version, year any
 	if f.ArxivVersion > 0 {
 		version = f.ArxivVersion
+	}
+	if f.Year >= 1000 && f.Year <= 9999 {
+		year = f.Year
+	}
+	authors := []byte("[]")
+	if len(f.Authors) > 0 {
+		b, err := json.Marshal(f.Authors)
+		if err != nil {
+			return fmt.Errorf("papers: apply PDF: %w", err)
+		}
+		authors = b
 	}
 	_, err := tx.Exec(ctx, `
 		UPDATE papers p SET
@@ -135,10 +161,15 @@ func ApplyPDFTx(ctx context.Context, tx Querier, paperID uuid.UUID, f PDFFacts) 
 		  doi = CASE WHEN p.doi IS NULL AND NOT p.metadata ? 'version_of' AND $3 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.doi = $3) THEN $3 ELSE p.doi END,
 		  arxiv_id = CASE WHEN p.arxiv_id IS NULL AND NOT p.metadata ? 'version_of' AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $4 ELSE p.arxiv_id END,
 		  arxiv_version = CASE WHEN p.arxiv_id IS NULL AND NOT p.metadata ? 'version_of' AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $5::int ELSE p.arxiv_version END,
+		  authors = CASE WHEN p.authors = '[]'::jsonb AND NOT p.metadata ? 'version_of' THEN $6::jsonb ELSE p.authors END,
+		  abstract = CASE WHEN p.abstract IS NULL AND NOT p.metadata ? 'version_of' AND $7 <> '' THEN left($7, 50000) ELSE p.abstract END,
+		  publication_date = CASE WHEN p.publication_date IS NULL AND NOT p.metadata ? 'version_of' AND $8::int IS NOT NULL THEN make_date($8::int, 1, 1) ELSE p.publication_date END,
+		  publication_date_precision = CASE WHEN p.publication_date IS NULL AND NOT p.metadata ? 'version_of' AND $8::int IS NOT NULL THEN 'year' ELSE p.publication_date_precision END,
+		  venue = CASE WHEN p.venue IS NULL AND NOT p.metadata ? 'version_of' AND $9 <> '' THEN left($9, 1000) ELSE p.venue END,
 		  metadata = jsonb_set(p.metadata, '{upload,state}', '"ready"'),
 		  updated_at = now()
 		WHERE p.id = $1 AND p.source = 'upload' AND p.visibility = 'private' AND p.metadata ? 'upload'`,
-		paperID, f.Title, f.DOI, f.ArxivID, version)
+		paperID, f.Title, f.DOI, f.ArxivID, version, string(authors), f.Abstract, year, f.Venue)
 	if err != nil {
 		return fmt.Errorf("papers: apply PDF: %w", err)
 	}

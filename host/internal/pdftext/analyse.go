@@ -47,6 +47,7 @@ func analyse(layout []layoutPage) *Document {
 	doc.Sections = findSections(doc.Text, lines)
 	doc.References = findReferences(doc, lines)
 	doc.DOI, doc.ArXivID = findIDs(doc)
+	findMetadata(doc, lines)
 	return doc
 }
 
@@ -105,7 +106,7 @@ func findTitle(lines []line) string {
 	started := false
 	for _, l := range first {
 		if abs(l.size-maxSize) <= 0.6 {
-			parts = append(parts, l.text)
+			parts = append(parts, fixCaps(l.text))
 			started = true
 		} else if started {
 			break

@@ -1,8 +1,9 @@
 // Package pdftext turns a PDF into text a research assistant can cite: the pages'
 // text in reading order, where each page starts in the concatenated text, the
-// title, DOI and arXiv id printed on the first pages, the sections (abstract,
-// numbered and unnumbered headings, references) and the reference list split
-// into entries with the DOI or arXiv id each carries.
+// title, authors, abstract, year, venue, DOI and arXiv id printed on the first
+// pages (the info dictionary fills a missing title or author list), the sections
+// (abstract, numbered and unnumbered headings, references) and the reference list
+// split into entries with the DOI or arXiv id each carries.
 //
 // It is internal to the host and its API is not stable.
 //

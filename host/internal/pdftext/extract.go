@@ -116,6 +116,8 @@ type Document struct {
 	Sections []Section
 	// References are the entries of the last references section, in order.
 	References []Reference
+	// Metadata holds the authors, abstract, year and venue read from page 1.
+	Metadata
 }
 
 // Page is one page of a Document.
@@ -232,7 +234,12 @@ func extractPath(ctx context.Context, path string, o Opts) (*Document, error) {
 	if !hasTextLayer(layout, o.MinPageChars) {
 		return nil, fmt.Errorf("pdftext: %w: no page of %d holds %d characters of text", ErrScanned, len(layout), o.MinPageChars)
 	}
-	return analyse(layout), nil
+	doc := analyse(layout)
+	if doc.Title == "" || len(doc.Authors) == 0 {
+		title, author := infoDict(ctx, o.PdfinfoPath, path)
+		applyInfo(doc, title, author)
+	}
+	return doc, nil
 }
 
 func hasTextLayer(pages []layoutPage, minChars int) bool {
