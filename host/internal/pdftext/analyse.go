@@ -12,8 +12,10 @@ import (
 // sections and references.
 func analyse(layout []layoutPage) *Document {
 	doc := &Document{}
+	var front []line // page 1 as printed, running header included: the front matter
 	if len(layout) > 0 {
-		doc.Title = findTitle(layout[0].lines)
+		front = layout[0].lines
+		doc.Title = findTitle(front)
 	}
 	var sb strings.Builder
 	var lines []line
@@ -47,7 +49,7 @@ func analyse(layout []layoutPage) *Document {
 	doc.Sections = findSections(doc.Text, lines)
 	doc.References = findReferences(doc, lines)
 	doc.DOI, doc.ArXivID = findIDs(doc)
-	findMetadata(doc, lines)
+	findMetadata(doc, front)
 	return doc
 }
 

@@ -31,16 +31,10 @@ type Author struct {
 	Email       string // "" when none was matched to the name
 }
 
-// findMetadata fills doc.Metadata from page 1's lines, after the title and the
-// sections are known.
-func findMetadata(doc *Document, lines []line) {
-	var page1 []line
-	for _, l := range lines {
-		if l.page != 1 {
-			break
-		}
-		page1 = append(page1, l)
-	}
+// findMetadata fills doc.Metadata from page 1 as printed (its running header,
+// which the clean text drops, names the journal and the year), after the title and
+// the sections are known.
+func findMetadata(doc *Document, page1 []line) {
 	doc.Authors = findAuthors(page1, doc.Title)
 	doc.Abstract = findAbstract(doc)
 	doc.Year = findYear(page1, doc.Title)
