@@ -332,6 +332,27 @@ func browserFlow(t *testing.T, s *stack) {
 		shot(t, ctx, "16b-jobs-new-york")
 	})
 
+	t.Run("several-uploads", func(t *testing.T) {
+		dir := t.TempDir()
+		files := []string{filepath.Join(dir, "interleaving.pdf"), filepath.Join(dir, "retrieval-practice.pdf")}
+		require.NoError(t, os.WriteFile(files[0], samplePDF("Interleaving for Readers", paperPages), 0o644))
+		require.NoError(t, os.WriteFile(files[1], samplePDF("Retrieval Practice for Readers", paperPages), 0o644))
+		step(t, ctx, "choose two PDFs on the library page",
+			navigate(base+"/library"),
+			chromedp.WaitVisible(chromedp.CSS("[data-drop-zone]")),
+			chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), files),
+			chromedp.Click(chromedp.CSS(`form[data-upload] button[type=submit]`)),
+			chromedp.WaitVisible(chromedp.CSS("[data-upload-rows] li:nth-child(2) progress")))
+		step(t, ctx, "both rows reach ready",
+			chromedp.WaitVisible(chromedp.CSS(`[data-upload-rows] li:nth-child(1)[data-outcome="ready"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-upload-rows] li:nth-child(2)[data-outcome="ready"]`)))
+		rows := read(t, ctx, "[data-upload-rows]")
+		require.Contains(t, rows, "interleaving.pdf")
+		require.Contains(t, rows, "retrieval-practice.pdf")
+		require.Equal(t, 2, strings.Count(rows, "Ready."), rows)
+		shot(t, ctx, "16c-several-uploads")
+	})
+
 	t.Run("phone-dark", func(t *testing.T) {
 		step(t, ctx, "library on a phone in dark mode",
 			chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),

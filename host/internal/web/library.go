@@ -2,6 +2,9 @@ package web
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -126,19 +129,123 @@ func (h *handler) upload(r *http.Request, s *session) (*uploadResult, error) {
 	return &res, nil
 }
 
-// paperUpload uploads a PDF and opens its paper page, where the progress bar follows
-// the reading job.
+// paperUpload uploads the PDFs of one form post. One file opens its paper page,
+// where the progress bar follows the reading job; several are forwarded to the API
+// one by one, and a page lists each file's outcome.
 func (h *handler) paperUpload(w http.ResponseWriter, r *http.Request, s *session, v *view) {
-	res, err := h.upload(r, s)
-	if err != nil {
+	outs, err := h.uploadEach(r, s)
+	if err == nil && len(outs) == 0 {
+		err = &apiError{Status: http.StatusUnprocessableEntity, Code: "validation_error",
+			Detail: "Choose a PDF file to upload.", Fields: []fieldError{{Field: "file", Message: "is required"}}}
+	}
+	if err != nil || len(outs) == 1 && outs[0].err != nil {
+		if err == nil {
+			err = outs[0].err
+		}
 		h.fail(w, r, s, v, err, h.libraryPage, nil)
 		return
 	}
-	msg := "The PDF is uploaded; Lectern is reading it."
-	if res.Job.ID == 0 {
-		msg = "You already have this PDF: here is its paper."
+	if len(outs) == 1 {
+		res := outs[0].res
+		msg := "The PDF is uploaded; Lectern is reading it."
+		if res.Job.ID == 0 {
+			msg = "You already have this PDF: here is its paper."
+		}
+		done(w, r, "/papers/"+res.PaperID+jobQuery(res.Job), msg)
+		return
 	}
-	done(w, r, "/papers/"+res.PaperID+jobQuery(res.Job), msg)
+	d := &uploadsData{}
+	for _, o := range outs {
+		d.Files = append(d.Files, o.row())
+	}
+	v.Title, v.Nav, v.Data = "Uploads", "library", d
+	h.show(w, r, "uploads", v)
+}
+
+// uploadOutcome is what became of one file of a form post.
+type uploadOutcome struct {
+	name string
+	res  *uploadResult
+	err  error
+}
+
+// uploadRow is one file's line on the uploads page.
+type uploadRow struct {
+	Name    string
+	Outcome string // "reading", "existing" or "refused"
+	Link    string
+	Err     *uiError
+}
+
+type uploadsData struct{ Files []uploadRow }
+
+func (o uploadOutcome) row() uploadRow {
+	switch {
+	case o.err != nil:
+		return uploadRow{Name: o.name, Outcome: "refused", Err: humanError(o.err)}
+	case o.res.Job.ID == 0:
+		return uploadRow{Name: o.name, Outcome: "existing", Link: "/papers/" + o.res.PaperID}
+	default:
+		return uploadRow{Name: o.name, Outcome: "reading", Link: "/papers/" + o.res.PaperID + jobQuery(o.res.Job)}
+	}
+}
+
+// uploadEach forwards every file of the multipart form post (field "file") to the
+// API in a request of its own, streaming each without holding it in memory. A
+// refused file (not a PDF, the upload rate limit) does not stop the others; an
+// error reading the browser's body does, after the files already sent.
+func (h *handler) uploadEach(r *http.Request, s *session) ([]uploadOutcome, error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, &apiError{Status: http.StatusUnprocessableEntity, Code: "validation_error",
+			Detail: "Choose a PDF file to upload.", Fields: []fieldError{{Field: "file", Message: "is required"}}}
+	}
+	var outs []uploadOutcome
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return outs, nil
+		}
+		if err != nil {
+			return outs, fmt.Errorf("web: read upload: %w", err)
+		}
+		if part.FormName() != "file" || part.FileName() == "" {
+			continue
+		}
+		res, err := forwardPart(s, part)
+		outs = append(outs, uploadOutcome{name: part.FileName(), res: res, err: err})
+	}
+}
+
+// forwardPart sends one file of the browser's form to the API as a form of its own,
+// with the part's headers (its name and content type) as they came.
+func forwardPart(s *session, part *multipart.Part) (*uploadResult, error) {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		fw, err := mw.CreatePart(part.Header)
+		if err == nil {
+			_, err = io.Copy(fw, part)
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	var res uploadResult
+	err := s.c.raw(http.MethodPost, "/api/papers/upload", pr, mw.FormDataContentType(), &res)
+	// An answer before the whole file was read (a refusal) leaves the copy waiting.
+	pr.CloseWithError(io.ErrClosedPipe)
+	<-copied
+	if err != nil {
+		return nil, err
+	}
+	if res.PaperID == "" {
+		return nil, errors.New("web: upload answer without a paper id")
+	}
+	return &res, nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -27,7 +27,7 @@ var staticFS embed.FS
 // parsed once at startup; newRenderer fails when a file under templates/ is not
 // listed here or a listed page has no file, so none is forgotten (STYLE §9).
 var pages = []string{
-	"onboarding", "signin", "signin_sent", "library", "paper", "answer", "jobs", "job",
+	"onboarding", "signin", "signin_sent", "library", "uploads", "paper", "answer", "jobs", "job",
 	"review", "analytics", "projects", "project", "search", "settings", "settings_llm",
 	"admin_users", "admin_audit", "admin_plugins", "error",
 }

@@ -1,5 +1,5 @@
 // Lectern dashboard: a little script on top of pages that work without it.
-// Uploads show their progress and then the reading job's; job progress bars follow
+// Uploads (one or several) show their progress and then the reading job's; job progress bars follow
 // the job's event stream; questions stream their answer; review takes keys 1-4.
 "use strict";
 
@@ -83,6 +83,112 @@
     if (!job || terminal[job.dataset.state] || el.hasAttribute("data-finished")) return;
     followJob(el.getAttribute("data-job-stream"), job, function () {
       if (el.hasAttribute("data-reload-on-done")) window.setTimeout(function () { window.location.reload(); }, 400);
+    });
+  });
+
+  // ---- several uploads ----------------------------------------------------
+  // Files chosen together or dropped on the library's form get one row each: they
+  // are sent one after another, each row showing its bytes sent, then its reading
+  // job (the same stream as a single upload), then its outcome in words.
+  function rowSay(li, outcome, text, href, linkText) {
+    li.dataset.outcome = outcome;
+    var t = li.querySelector(".text");
+    t.textContent = text;
+    if (href) {
+      var a = document.createElement("a");
+      a.href = href; a.textContent = linkText;
+      t.appendChild(document.createTextNode(" "));
+      t.appendChild(a);
+    }
+  }
+
+  // refusal is the sentence for a file the API refused: the API's own for the
+  // upload rate limit (it says when to try again), the dashboard's for the rest.
+  function refusal(status, body) {
+    if (body && body.code === "rate_limited" && body.detail) return body.detail;
+    return describe(status, body).join(" ");
+  }
+
+  function uploadRow(list, file) {
+    var li = document.createElement("li");
+    li.className = "job";
+    li.dataset.outcome = "waiting";
+    li.innerHTML = '<strong class="name"></strong><progress max="100" value="0"></progress>' +
+      '<p class="job-msg"><span class="badge"></span> <span class="text">Waiting to upload</span></p>';
+    li.querySelector(".name").textContent = file.name;
+    list.appendChild(li);
+    return li;
+  }
+
+  function sendRow(file, li, next) {
+    var bar = li.querySelector("progress"), text = li.querySelector(".text");
+    var data = new FormData();
+    data.append("file", file);
+    var xhr = new XMLHttpRequest();
+    xhr.open("POST", "/api/papers/upload");
+    xhr.setRequestHeader("Accept", "application/json");
+    li.dataset.outcome = "uploading";
+    text.textContent = "Uploading";
+    xhr.upload.onprogress = function (e) {
+      if (e.lengthComputable) { bar.value = Math.round(100 * e.loaded / e.total); text.textContent = bar.value + " % uploaded"; }
+    };
+    xhr.onerror = function () { rowSay(li, "refused", describe(0, null).join(" ")); next(); };
+    xhr.onload = function () {
+      var body = null;
+      try { body = JSON.parse(xhr.responseText); } catch (_) { /* not JSON */ }
+      if ((xhr.status !== 200 && xhr.status !== 202) || !body || !body.paper_id) {
+        rowSay(li, "refused", refusal(xhr.status, body));
+        next();
+        return;
+      }
+      var paper = "/papers/" + encodeURIComponent(body.paper_id), job = body.job;
+      if (!job || !job.id) {
+        bar.value = bar.max;
+        rowSay(li, "existing", "Already in your library.", paper, "Open its paper");
+        next();
+        return;
+      }
+      li.dataset.outcome = "reading";
+      li.dataset.state = job.state;
+      applyJob(li, job);
+      var end = function (d) {
+        if (((d && d.state) || li.dataset.state) === "succeeded") {
+          rowSay(li, "ready", "Ready.", paper, "Open its paper");
+        } else {
+          rowSay(li, "failed", (d && d.error && d.error.message) || "The PDF could not be read.",
+            "/jobs/" + encodeURIComponent(job.id), "See why");
+        }
+      };
+      if (terminal[job.state]) end(job); else followJob(job.id, li, end);
+      next();
+    };
+    xhr.send(data);
+  }
+
+  function uploadMany(list, files) {
+    var queue = Array.prototype.slice.call(files), rows = queue.map(function (f) { return uploadRow(list, f); }), i = 0;
+    var next = function () { if (i < queue.length) { i++; sendRow(queue[i - 1], rows[i - 1], next); } };
+    next();
+  }
+
+  document.querySelectorAll("form[data-upload-many]").forEach(function (form) {
+    var list = form.parentNode.querySelector("[data-upload-rows]"), zone = form.querySelector("[data-drop-zone]");
+    if (!list) return;
+    if (zone) zone.hidden = false;
+    form.addEventListener("dragover", function (e) { e.preventDefault(); form.classList.add("dropping"); });
+    form.addEventListener("dragleave", function () { form.classList.remove("dropping"); });
+    form.addEventListener("drop", function (e) {
+      e.preventDefault();
+      form.classList.remove("dropping");
+      if (e.dataTransfer && e.dataTransfer.files.length) uploadMany(list, e.dataTransfer.files);
+    });
+    form.addEventListener("submit", function (ev) {
+      var input = form.querySelector('input[type="file"]');
+      if (input.files.length < 2) return; // one file: the single upload below
+      ev.preventDefault();
+      ev.stopImmediatePropagation();
+      uploadMany(list, input.files);
+      input.value = "";
     });
   });
 
