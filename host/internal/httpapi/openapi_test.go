@@ -23,6 +23,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/rag"
+	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
 )
 
@@ -123,6 +124,7 @@ func TestOpenAPISchemasMatchWhatTheCodeSends(t *testing.T) {
 		{"Me", jsonFields(reflect.TypeFor[auth.Me]())},
 		{"SearchResponse", jsonFields(reflect.TypeFor[search.Response]())},
 		{"SourceReport", jsonFields(reflect.TypeFor[search.SourceReport]())},
+		{"Passage", jsonFields(reflect.TypeFor[retrieve.Passage]())},
 	}
 	for _, tc := range cases {
 		t.Run(tc.schema, func(t *testing.T) {

@@ -21,9 +21,13 @@ type Passage struct {
 	PageEnd   int
 	// Score is the lexical rank (SearchPassages only).
 	Score float64
-	// Snippet is a highlighted fragment (SearchPassages) or the passage's first 280
-	// characters (VisiblePassages), spaces collapsed.
+	// Snippet is the fragment that best matches the query (SearchPassages) or the
+	// passage's first 280 characters (VisiblePassages), plain text with spaces
+	// collapsed.
 	Snippet string
+	// Highlights are the matched words in Snippet (SearchPassages only): [start,
+	// end) byte offsets, in order and not overlapping.
+	Highlights [][2]int
 	// Authors are the paper's author names.
 	Authors []string
 	// Text is the whole passage; CharStart is where it starts in the paper's text,
@@ -63,25 +67,63 @@ func (st *Store) SearchPassages(ctx context.Context, userID uuid.UUID, p SearchP
 		     LIMIT $5)
 		SELECT c.id, c.paper_id, p.title, coalesce(c.section, ''), c.page_start, c.page_end,
 		       ts_rank_cd(c.search_vector, q) AS score,
-		       ts_headline('english', c.content, q, 'MaxFragments=1, MaxWords=35, MinWords=12, StartSel=«, StopSel=»')
+		       ts_headline('english', translate(c.content, $6, ''), q, $7)
 		  FROM cand JOIN paper_chunks c ON c.id = cand.id
 		  JOIN papers p ON p.id = c.paper_id,
 		       websearch_to_tsquery('english', $2) q
 		 ORDER BY score DESC, c.paper_id, c.chunk_index
-		 LIMIT $4`, userID, p.Query, only, p.Limit, p.Candidates)
+		 LIMIT $4`, userID, p.Query, only, p.Limit, p.Candidates,
+		markStart+markStop, "MaxFragments=1, MaxWords=35, MinWords=12, StartSel="+markStart+", StopSel="+markStop)
 	if err != nil {
 		return nil, fmt.Errorf("papers: search passages: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Passage, error) {
 		var p Passage
-		err := r.Scan(&p.ChunkID, &p.PaperID, &p.Title, &p.Section, &p.PageStart, &p.PageEnd, &p.Score, &p.Snippet)
-		p.Snippet = strings.Join(strings.Fields(p.Snippet), " ")
+		var marked string
+		err := r.Scan(&p.ChunkID, &p.PaperID, &p.Title, &p.Section, &p.PageStart, &p.PageEnd, &p.Score, &marked)
+		p.Snippet, p.Highlights = unmark(strings.Join(strings.Fields(marked), " "))
 		return p, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("papers: search passages: %w", err)
 	}
 	return out, nil
+}
+
+// markStart and markStop are what ts_headline puts around each matched word:
+// private-use characters, which SearchPassages removes from the passage first, so
+// that unmark finds only the marks.
+const (
+	markStart = "\uE000"
+	markStop  = "\uE001"
+)
+
+// unmark removes the marks from a headline and returns the plain text with the
+// [start, end) byte offsets of the words they enclosed. A mark left open ends at
+// the text's end; an empty one is dropped.
+func unmark(s string) (string, [][2]int) {
+	var b strings.Builder
+	highlights := [][2]int{}
+	start := -1
+	for _, r := range s {
+		switch string(r) {
+		case markStart:
+			if start < 0 {
+				start = b.Len()
+			}
+		case markStop:
+			if start >= 0 && b.Len() > start {
+				highlights = append(highlights, [2]int{start, b.Len()})
+			}
+			start = -1
+		default:
+			b.WriteRune(r)
+		}
+	}
+	if start >= 0 && b.Len() > start {
+		highlights = append(highlights, [2]int{start, b.Len()})
+	}
+	return b.String(), highlights
 }
 
 // VisiblePassages returns the passages of ids whose paper userID may see, in no

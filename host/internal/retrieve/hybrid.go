@@ -163,7 +163,7 @@ func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vector
 
 // fuse merges rankings by reciprocal rank fusion; ties keep the earlier ranking's
 // order. A passage found by both keeps the first ranking's snippet (the lexical
-// one, with the matched words marked).
+// one, with the matched words' highlights).
 func fuse(limit int, rankings ...[]Passage) []Passage {
 	score := map[uuid.UUID]float64{}
 	first := map[uuid.UUID]int{}

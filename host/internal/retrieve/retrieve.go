@@ -22,7 +22,10 @@ type Passage struct {
 	PageStart int       `json:"page_start"`
 	PageEnd   int       `json:"page_end"`
 	Score     float64   `json:"score"`
-	Snippet   string    `json:"snippet"`
+	// Snippet is plain text; Highlights are the matched words in it, as [start,
+	// end) byte offsets in order (empty for a passage found only by its vector).
+	Snippet    string   `json:"snippet"`
+	Highlights [][2]int `json:"highlights"`
 
 	// SearchQuestion also returns each passage in full: the paper's authors, the
 	// passage's text, where it starts in the paper's text and where its pages start.
@@ -34,8 +37,12 @@ type Passage struct {
 
 // passage is a retrieve.Passage from the papers area's.
 func passage(p papers.Passage) Passage {
+	highlights := p.Highlights
+	if highlights == nil {
+		highlights = [][2]int{}
+	}
 	return Passage{ChunkID: p.ChunkID, PaperID: p.PaperID, Title: p.Title, Section: p.Section,
-		PageStart: p.PageStart, PageEnd: p.PageEnd, Score: p.Score, Snippet: p.Snippet,
+		PageStart: p.PageStart, PageEnd: p.PageEnd, Score: p.Score, Snippet: p.Snippet, Highlights: highlights,
 		Authors: p.Authors, Text: p.Text, CharStart: p.CharStart, PageStarts: p.PageStarts}
 }
 

@@ -90,6 +90,12 @@ func TestFlowWithoutJavaScript(t *testing.T) {
 	require.Contains(t, p.body, "Memory models for flashcard scheduling")
 	require.Contains(t, p.body, `<span class="badge src-ok">ok</span>`, "each source's status is shown")
 
+	p = b.get("/search?q=spaced+repetition&mode=passages")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Contains(t, p.body, "<mark>repetition</mark>", "the matched words are marked up, not quoted")
+	require.NotContains(t, p.body, "«")
+	require.NotContains(t, p.body, "»")
+
 	for _, path := range []string{"/library", "/library?scope=corpus&view=inbox", "/jobs", "/analytics", "/projects", "/search?q=repetition&mode=passages",
 		"/settings", "/settings/llm", "/admin/users", "/admin/audit", "/admin/plugins", "/ask"} {
 		p = b.get(path)

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 )
 
 // The shapes below are the dashboard's reading of the API's JSON answers
@@ -312,6 +313,38 @@ type passage struct {
 	PageStart int    `json:"page_start"`
 	PageEnd   int    `json:"page_end"`
 	Snippet   string `json:"snippet"`
+	// Highlights are the matched words in Snippet, [start, end) byte offsets.
+	Highlights [][2]int `json:"highlights"`
+}
+
+// snippetPart is a piece of a passage's snippet; Mark says it is a matched word.
+type snippetPart struct {
+	Text string
+	Mark bool
+}
+
+// Parts cuts the snippet at its highlights, for the template to wrap the matched
+// words in <mark> and escape every piece as text. A highlight out of order, out
+// of range or splitting a character is ignored.
+func (p passage) Parts() []snippetPart {
+	var out []snippetPart
+	at := 0
+	for _, h := range p.Highlights {
+		start, end := h[0], h[1]
+		if start < at || end <= start || end > len(p.Snippet) ||
+			!utf8.RuneStart(p.Snippet[start]) || (end < len(p.Snippet) && !utf8.RuneStart(p.Snippet[end])) {
+			continue
+		}
+		if start > at {
+			out = append(out, snippetPart{Text: p.Snippet[at:start]})
+		}
+		out = append(out, snippetPart{Text: p.Snippet[start:end], Mark: true})
+		at = end
+	}
+	if at < len(p.Snippet) {
+		out = append(out, snippetPart{Text: p.Snippet[at:]})
+	}
+	return out
 }
 
 type configEntry struct {

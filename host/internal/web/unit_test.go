@@ -145,3 +145,26 @@ func TestFillDaysShowsEveryDay(t *testing.T) {
 	got := fillDays([]dayCount{{Date: "2026-03-01", Reviews: 4}}, start, 4)
 	require.Equal(t, []dayCount{{Date: "2026-02-27"}, {Date: "2026-02-28"}, {Date: "2026-03-01", Reviews: 4}, {Date: "2026-03-02"}}, got)
 }
+
+func TestPassagePartsCutTheSnippetAtItsHighlights(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		snippet    string
+		highlights [][2]int
+		want       []snippetPart
+	}{
+		{"none", "plain", nil, []snippetPart{{Text: "plain"}}},
+		{"two words", "a <b> spaced repetition", [][2]int{{6, 12}, {13, 23}},
+			[]snippetPart{{Text: "a <b> "}, {Text: "spaced", Mark: true}, {Text: " "}, {Text: "repetition", Mark: true}}},
+		{"bad offsets ignored", "é word", [][2]int{{1, 3}, {3, 7}, {2, 9}, {0, 0}},
+			[]snippetPart{{Text: "é "}, {Text: "word", Mark: true}}},
+		{"overlap ignored", "abcdef", [][2]int{{0, 3}, {2, 4}},
+			[]snippetPart{{Text: "abc", Mark: true}, {Text: "def"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, passage{Snippet: tc.snippet, Highlights: tc.highlights}.Parts())
+		})
+	}
+}
