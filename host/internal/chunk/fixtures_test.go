@@ -13,11 +13,10 @@ import (
 	"github.com/lectern-research/lectern/host/internal/pdftext"
 )
 
-// TestFixturesPages chunks every shared fixture PDF and checks the chunk
-// properties and that each chunk's first and last words are on the pages it
-// names.
-func TestFixturesPages(t *testing.T) {
-	t.Parallel()
+// eachFixture extracts and chunks every shared fixture PDF and runs check on each,
+// as a parallel subtest named after the file.
+func eachFixture(t *testing.T, check func(t *testing.T, path string, doc *pdftext.Document, chunks []Chunk)) {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(fixturetest.Dir(t), "pdfs", "*.pdf"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
@@ -28,20 +27,30 @@ func TestFixturesPages(t *testing.T) {
 			require.NoError(t, err)
 			chunks, err := Split(filepath.Base(f), doc, nil)
 			require.NoError(t, err)
-			require.NotEmpty(t, chunks)
-			requireChunkProperties(t, doc, chunks, nil)
-			for _, c := range chunks {
-				first := strings.Fields(c.Text)[0]
-				fields := strings.Fields(c.Text)
-				last := fields[len(fields)-1]
-				ps, pe := doc.Pages[c.PageStart-1], doc.Pages[c.PageEnd-1]
-				require.True(t, strings.HasPrefix(doc.Text[c.Start:ps.Offset+len(ps.Text)], first), "chunk %d starts on page %d", c.Index, c.PageStart)
-				require.True(t, strings.HasSuffix(doc.Text[pe.Offset:c.End], last), "chunk %d ends on page %d", c.Index, c.PageEnd)
-				require.GreaterOrEqual(t, c.Start, ps.Offset)
-				require.LessOrEqual(t, c.End, pe.Offset+len(pe.Text))
-			}
+			check(t, f, doc, chunks)
 		})
 	}
+}
+
+// TestFixturesPages chunks every shared fixture PDF and checks the chunk
+// properties and that each chunk's first and last words are on the pages it
+// names.
+func TestFixturesPages(t *testing.T) {
+	t.Parallel()
+	eachFixture(t, func(t *testing.T, f string, doc *pdftext.Document, chunks []Chunk) {
+		require.NotEmpty(t, chunks)
+		requireChunkProperties(t, doc, chunks, nil)
+		for _, c := range chunks {
+			first := strings.Fields(c.Text)[0]
+			fields := strings.Fields(c.Text)
+			last := fields[len(fields)-1]
+			ps, pe := doc.Pages[c.PageStart-1], doc.Pages[c.PageEnd-1]
+			require.True(t, strings.HasPrefix(doc.Text[c.Start:ps.Offset+len(ps.Text)], first), "chunk %d starts on page %d", c.Index, c.PageStart)
+			require.True(t, strings.HasSuffix(doc.Text[pe.Offset:c.End], last), "chunk %d ends on page %d", c.Index, c.PageEnd)
+			require.GreaterOrEqual(t, c.Start, ps.Offset)
+			require.LessOrEqual(t, c.End, pe.Offset+len(pe.Text))
+		}
+	})
 }
 
 // TestFixturesPhrasePage finds phrases from the body of fixture papers in the
@@ -138,46 +147,36 @@ func printedRunning(t *testing.T, file string) map[string]bool {
 // be, is not running), nor do most pages start or end with a bare number.
 func TestFixturesCleanPassages(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob(filepath.Join(fixturetest.Dir(t), "pdfs", "*.pdf"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			t.Parallel()
-			doc, err := pdftext.ExtractFile(t.Context(), f, nil)
-			require.NoError(t, err)
-			chunks, err := Split(filepath.Base(f), doc, nil)
-			require.NoError(t, err)
-			running := printedRunning(t, f)
-			lines := map[int]string{} // the passages' lines by offset, overlaps once
-			for _, c := range chunks {
-				require.NotRegexp(t, lineBreakHyphen, c.Text, "passage %d on page %d", c.Index, c.PageStart)
-				off := c.Start
-				for _, l := range strings.FieldsFunc(c.Text, func(r rune) bool { return r == '\n' || r == '\f' }) {
-					off = c.Start + strings.Index(c.Text[off-c.Start:], l)
-					lines[off] = edgeKey(l)
-					off += len(l)
-				}
+	eachFixture(t, func(t *testing.T, f string, doc *pdftext.Document, chunks []Chunk) {
+		running := printedRunning(t, f)
+		lines := map[int]string{} // the passages' lines by offset, overlaps once
+		for _, c := range chunks {
+			require.NotRegexp(t, lineBreakHyphen, c.Text, "passage %d on page %d", c.Index, c.PageStart)
+			off := c.Start
+			for _, l := range strings.FieldsFunc(c.Text, func(r rune) bool { return r == '\n' || r == '\f' }) {
+				off = c.Start + strings.Index(c.Text[off-c.Start:], l)
+				lines[off] = edgeKey(l)
+				off += len(l)
 			}
-			times := map[string]int{}
-			for _, k := range lines {
-				if running[k] && k != "#" {
-					times[k]++
-				}
+		}
+		times := map[string]int{}
+		for _, k := range lines {
+			if running[k] && k != "#" {
+				times[k]++
 			}
-			for k, n := range times {
-				require.LessOrEqual(t, n, 1, "running header %q is in %d passage lines", k, n)
+		}
+		for k, n := range times {
+			require.LessOrEqual(t, n, 1, "running header %q is in %d passage lines", k, n)
+		}
+		numbered := 0 // pages whose text starts or ends with a bare number
+		for _, p := range doc.Pages {
+			ls := strings.Split(strings.TrimSpace(p.Text), "\n")
+			if bareNumber.MatchString(ls[0]) || bareNumber.MatchString(ls[len(ls)-1]) {
+				numbered++
 			}
-			numbered := 0 // pages whose text starts or ends with a bare number
-			for _, p := range doc.Pages {
-				ls := strings.Split(strings.TrimSpace(p.Text), "\n")
-				if bareNumber.MatchString(ls[0]) || bareNumber.MatchString(ls[len(ls)-1]) {
-					numbered++
-				}
-			}
-			if len(doc.Pages) >= 3 {
-				require.Less(t, numbered, max(2, (len(doc.Pages)+1)/2), "pages keep their numbers at their edges")
-			}
-		})
-	}
+		}
+		if len(doc.Pages) >= 3 {
+			require.Less(t, numbered, max(2, (len(doc.Pages)+1)/2), "pages keep their numbers at their edges")
+		}
+	})
 }
