@@ -42,17 +42,25 @@ func TestVersionOrder(t *testing.T) {
 	require.Equal(t, 0, versionOf("/usr/local/pgsql/bin"))
 }
 
+// testOptions places a cluster in a new folder outside the test's own temporary
+// folder (its path must stay short enough for a socket name, and passable by the
+// postgres user), removed at the end of the test.
+func testOptions(t *testing.T) Options {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "lectern-pgembed-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o711))
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return Options{Dir: filepath.Join(dir, "pg"), Logger: slog.New(slog.DiscardHandler)}
+}
+
 // TestClusterIsSocketOnlyAndAdoptable starts a real cluster, checks it opens no TCP
 // port, then starts it again on the same folder, as a host restarted after a crash
 // would, and finds the running server adopted.
 func TestClusterIsSocketOnlyAndAdoptable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "lectern-pgembed-test-")
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o711))
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	opts := Options{Dir: filepath.Join(dir, "pg"), Logger: slog.New(slog.DiscardHandler)}
+	opts := testOptions(t)
 
 	c, err := Start(ctx, opts)
 	require.NoError(t, err)
@@ -89,11 +97,7 @@ func TestClusterIsSocketOnlyAndAdoptable(t *testing.T) {
 func TestReleaseLeavesAServerOthersUse(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "lectern-pgembed-test-")
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o711))
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	opts := Options{Dir: filepath.Join(dir, "pg"), Logger: slog.New(slog.DiscardHandler)}
+	opts := testOptions(t)
 	pid := filepath.Join(opts.Dir, "data", "postmaster.pid")
 
 	first, err := Start(ctx, opts)
@@ -126,11 +130,7 @@ func TestReleaseLeavesAServerOthersUse(t *testing.T) {
 func TestAppRoleIsALoginWithoutPowers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "lectern-pgembed-test-")
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o711))
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	c, err := Start(ctx, Options{Dir: filepath.Join(dir, "pg"), Logger: slog.New(slog.DiscardHandler)})
+	c, err := Start(ctx, testOptions(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Remove(context.Background()) })
 
