@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +19,10 @@ import (
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 )
 
-// startDashboard runs `lectern dashboard` against api and returns its base URL.
-func startDashboard(t *testing.T, api string) string {
+// startDashboard runs `lectern dashboard` against api and returns its base URL, and
+// stop, which ends it and returns its exit code (-1 when it did not stop within a
+// minute). The test's cleanup stops it too.
+func startDashboard(t *testing.T, api string) (string, func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
@@ -27,11 +30,20 @@ func startDashboard(t *testing.T, api string) string {
 	go func() {
 		done <- Run(ctx, []string{"dashboard", "--addr", "127.0.0.1:0", "--api", api}, lookup(nil), out, &syncBuffer{})
 	}()
+	var once sync.Once
+	code := -1
+	stop := func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(time.Minute):
+			}
+		})
+		return code
+	}
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(time.Minute):
+		if stop() == -1 {
 			t.Error("lectern dashboard did not stop")
 		}
 	})
@@ -44,7 +56,7 @@ func startDashboard(t *testing.T, api string) string {
 		}
 		return false
 	}, 10*time.Second, 20*time.Millisecond, "lectern dashboard did not start: %s", out.String())
-	return dash
+	return dash, stop
 }
 
 // TestRemoteBrowserThroughAStandaloneDashboardCannotOnboard: a browser elsewhere on
@@ -58,7 +70,7 @@ func TestRemoteBrowserThroughAStandaloneDashboardCannotOnboard(t *testing.T) {
 	_, dbURL := dbtest.NewEmptyDB(t)
 	base, _, stop := startServe(t, map[string]string{"DATABASE_URL": dbURL})
 	defer func() { require.Equal(t, 0, stop()) }()
-	dash := startDashboard(t, base)
+	dash, _ := startDashboard(t, base)
 
 	// The front proxy says what Caddy or nginx would for a browser at 203.0.113.5.
 	dashURL, err := url.Parse(dash)

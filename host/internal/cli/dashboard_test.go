@@ -5,10 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -41,35 +39,14 @@ func TestServeServesTheDashboardAndTheDashboardCommandForwards(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "the API answers on the same address")
 	require.Contains(t, body, `"openapi"`)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out := &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, []string{"dashboard", "--addr", "127.0.0.1:0", "--api", base}, lookup(nil), out, &syncBuffer{})
-	}()
-	addr := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)`)
-	var dash string
-	require.Eventually(t, func() bool {
-		if m := addr.FindStringSubmatch(out.String()); m != nil {
-			dash = m[1]
-			return true
-		}
-		return false
-	}, 10*time.Second, 20*time.Millisecond, "lectern dashboard did not start: %s", out.String())
+	dash, stopDashboard := startDashboard(t, base)
 	code, body = getPage(t, dash+"/signin")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "Sign in to Lectern")
 	code, body = getPage(t, dash+"/api/openapi.json")
 	require.Equal(t, http.StatusOK, code, "/api/* is forwarded")
 	require.True(t, strings.Contains(body, `"openapi"`))
-	cancel()
-	select {
-	case c := <-done:
-		require.Equal(t, 0, c)
-	case <-time.After(time.Minute):
-		t.Fatal("lectern dashboard did not stop")
-	}
+	require.Equal(t, 0, stopDashboard(), "lectern dashboard stops cleanly")
 	require.Equal(t, 0, stop())
 }
 
