@@ -305,14 +305,38 @@ func CheckRequest(r *http.Request) *Error {
 	if p := r.URL.Path; !utf8.ValidString(p) || strings.ContainsRune(p, 0) {
 		return BadRequest("The address holds a NUL character or bytes that are not UTF-8; check the path.")
 	}
-	if r.URL.RawQuery == "" {
-		return nil
+	if plainASCII(r.URL.RawQuery) {
+		return nil // the common case, checked without parsing the query
 	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return BadRequest("The query string is not well formed; check its %-escapes.")
 	}
 	return CheckValues("query parameter", q)
+}
+
+// plainASCII reports whether a raw query string can only decode to ASCII text
+// without NUL: no byte and no %-escape outside 0x01-0x7F.
+func plainASCII(raw string) bool {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == 0 || c >= 0x80:
+			return false
+		case c == '%':
+			// Only %01-%7F pass here; NUL, bytes of 0x80 or more and malformed
+			// escapes go to the full parse, which names them.
+			if i+2 >= len(raw) || raw[i+1] < '0' || raw[i+1] > '7' || !isHex(raw[i+2]) || raw[i+1:i+3] == "00" {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // CheckValues answers a 400 naming the first of the values (query or form) whose

@@ -3,6 +3,7 @@ package httpx
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -133,4 +134,34 @@ func TestCheckText(t *testing.T) {
 	require.Nil(t, CheckText("file", "@article{a, title={Café}}"))
 	require.Equal(t, "file", CheckText("file", "caf\xe9").Fields[0].Field)
 	require.Equal(t, "file", CheckText("file", "a\x00b").Fields[0].Field)
+}
+
+// The fast path agrees with the full parse: anything it lets through decodes to
+// ASCII without NUL, and everything else goes to url.ParseQuery.
+func TestPlainASCIIAgreesWithTheParse(t *testing.T) {
+	t.Parallel()
+	for raw, plain := range map[string]bool{
+		"":                             true,
+		"q=spaced+repetition&limit=20": true,
+		"q=a%20b%2Fc":                  true,
+		"q=%00":                        false,
+		"q=%C3%A9":                     false,
+		"q=%e9":                        false,
+		"q=%zz":                        false,
+		"q=%1G":                        false,
+		"q=%2":                         false,
+		"q=caf\xc3\xa9":                false,
+	} {
+		require.Equal(t, plain, plainASCII(raw), raw)
+		if plain {
+			q, err := url.ParseQuery(raw)
+			require.NoError(t, err, raw)
+			require.Nil(t, CheckValues("query parameter", q), raw)
+		}
+	}
+	for _, raw := range []string{"q=%00", "q=%C3", "q=%1G", "q=caf\xc3"} {
+		r := httptest.NewRequest(http.MethodGet, "/api/x", nil)
+		r.URL.RawQuery = raw
+		require.NotNil(t, CheckRequest(r), "still refused: %q", raw)
+	}
 }
