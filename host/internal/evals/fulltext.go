@@ -44,8 +44,8 @@ var questionKinds = []string{KindNumber, KindDefinition, KindRecommendation, Kin
 // FullTextSet is a question set over whole PDFs: the papers to ingest and the
 // questions asked about them, each answerable one with gold evidence and pages.
 type FullTextSet struct {
-	About     string              `json:"about"`
-	Papers    []FullTextPaper     `json:"papers"`
+	About     string             `json:"about"`
+	Papers    []FullTextPaper    `json:"papers"`
 	Questions []FullTextQuestion `json:"questions"`
 }
 
