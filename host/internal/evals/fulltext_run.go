@@ -118,3 +118,18 @@ func ingestPapers(ctx context.Context, pool *pgxpool.Pool, w *ingest.Worker, use
 	}
 	return ids, nil
 }
+
+// CheckPapers reads every PDF of set as RunFullText will, so a missing fixtures
+// folder or a wrong file is said before any database starts.
+func CheckPapers(set *FullTextSet, o FullTextOpts) error {
+	src, err := o.source()
+	if err != nil {
+		return err
+	}
+	for _, p := range set.Papers {
+		if _, err := src.readPaper(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

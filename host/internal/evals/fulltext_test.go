@@ -2,6 +2,7 @@ package evals
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
+	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
 	"github.com/lectern-research/lectern/host/internal/rag"
 )
@@ -163,4 +165,32 @@ func TestFullTextSliceFloors(t *testing.T) {
 	require.GreaterOrEqual(t, s.AbstentionRecall, 0.65, "abstention recall")
 	require.GreaterOrEqual(t, s.CitationPrecision, 0.70, "citation precision")
 	require.Less(t, time.Since(start), time.Minute, "the CI slice must stay quick")
+}
+
+// With a model assigned to the answer role that cannot answer (here: its plugin
+// is not running), every answer comes from the builtin method and the report
+// counts and says so, so an admin never reads builtin figures as the model's.
+func TestFullTextCountsFallbacksOfTheAssignedModel(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	host, err := BuiltinStack(context.Background(), pool, t.TempDir(), nil)
+	require.NoError(t, err)
+	t.Cleanup(host.Close)
+	v, err := json.Marshal(llmgw.Assignment{Role: llmgw.RoleAnswer, Provider: "openai", Model: "gpt-4o-mini"})
+	require.NoError(t, err)
+	_, err = host.Settings.PutSystem(context.Background(), "llm.roles."+llmgw.RoleAnswer, v)
+	require.NoError(t, err)
+	set := &FullTextSet{
+		Papers: []FullTextPaper{{ID: "irrigation", Own: "fulltext/irrigation.pdf"}},
+		Questions: []FullTextQuestion{
+			{Question: "At what depth were the soil moisture sensors buried?", Kind: KindMethod, Paper: "irrigation",
+				Evidence: []string{"buried at a depth of 20 centimetres"}, Pages: []int{1}},
+			{Question: "What is the boiling point of ethanol at an altitude of 2,000 metres?", Kind: KindUnanswerable},
+		},
+	}
+	s, err := RunFullText(context.Background(), pool, host.RAG, host.Ingest, set, FullTextOpts{})
+	require.NoError(t, err)
+	require.Equal(t, 2, s.Fallbacks)
+	require.Equal(t, 1, s.Hits)
+	require.Contains(t, s.String(), "fallbacks             2 answers came from the builtin method because the assigned model failed")
 }
