@@ -259,7 +259,7 @@ func joinInts(xs []int) string {
 // rate per kind, then every miss.
 func (s *FullTextScores) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "RAG eval, %s set (model %s, method %s): %d papers, %d questions, %d answerable, %d unanswerable\n",
+	fmt.Fprintf(&b, "RAG eval, set %s (model %s, method %s): %d papers, %d questions, %d answerable, %d unanswerable\n",
 		s.Set, s.Model, s.Method, s.Papers, s.Questions, s.Answerable, s.Unanswerable)
 	fmt.Fprintf(&b, "  evidence hit rate     %.3f  (%d of %d answerable questions quote and cite gold evidence)\n", s.EvidenceHitRate, s.Hits, s.Answerable)
 	fmt.Fprintf(&b, "  page accuracy         %.3f  (%d of %d answerable questions cite a gold page)\n", s.PageAccuracy, s.PageHits, s.Answerable)
