@@ -58,7 +58,23 @@ const (
 	// EmbedPlugins starts the LLM plugins only, and only when the embed role is
 	// assigned to a provider other than the builtin one (lectern import).
 	EmbedPlugins
+	// AnswerPlugins starts the LLM plugins only, and only when the answer role is
+	// assigned to a provider other than the builtin one (lectern eval rag --role
+	// answer).
+	AnswerPlugins
 )
+
+// roleOf is the role whose assignment decides whether set starts the LLM
+// plugins; "" for a set that does not depend on one.
+func (set PluginSet) roleOf() string {
+	switch set {
+	case EmbedPlugins:
+		return llmgw.RoleEmbed
+	case AnswerPlugins:
+		return llmgw.RoleAnswer
+	}
+	return ""
+}
 
 // Options are the parts of the host Build does not build itself.
 type Options struct {
@@ -206,11 +222,11 @@ func (a *App) startPlugins(ctx context.Context, set PluginSet) (*pluginhost.Host
 	switch set {
 	case NoPlugins:
 		return nil, nil
-	case EmbedPlugins:
-		// The passages are embedded by the embed role's model; only a cloud
-		// model needs the LLM plugins running.
+	case EmbedPlugins, AnswerPlugins:
+		// The role's model does the work; only a cloud model needs the LLM
+		// plugins running.
 		probe := newGateway(a.Config, a.Settings, nil, a.Logger)
-		if as, err := probe.Assignment(ctx, llmgw.RoleEmbed); err != nil || as.Provider == llmgw.Builtin {
+		if as, err := probe.Assignment(ctx, set.roleOf()); err != nil || as.Provider == llmgw.Builtin {
 			return nil, nil
 		}
 	}
@@ -219,7 +235,7 @@ func (a *App) startPlugins(ctx context.Context, set PluginSet) (*pluginhost.Host
 		// Each refusal names the file, the line and the reason.
 		return nil, err
 	}
-	if set == EmbedPlugins {
+	if set.roleOf() != "" {
 		var llms []pluginhost.Entry
 		for _, e := range entries {
 			if e.Kind == protocol.KindLLM {

@@ -37,8 +37,9 @@ commands:
             SDK conformance checks run against each
   fsrs      replay <log.csv> | fit <log.csv>: FSRS-6 memory states and parameter
             fitting for a review log (docs/fsrs.md)
-  eval      rag | quotes [--dataset FILE] [--json]: answer quality on the
-            built-in datasets (RAG citations and support; quote verifier
+  eval      rag [--set written|fulltext] [--role answer] | quotes
+            [--dataset FILE] [--json]: answer quality on the built-in datasets
+            (RAG evidence, pages, abstention and citations; quote verifier
             precision and recall), see docs/evals.md
   devdb     run a command next to a throwaway private PostgreSQL cluster
             (devdb exec -- go test ./...), as make test does
@@ -74,7 +75,7 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) 
 	case "dashboard":
 		return runDashboard(ctx, rest, env, stdout, stderr)
 	case "eval":
-		return runEval(ctx, rest, stdout, stderr)
+		return runEval(ctx, rest, env, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,7 +1,8 @@
-// Package evals measures answer quality on small labelled datasets kept in the
-// repository: RAG citation precision and answer support (RAG), and the quote
-// verifier's precision and recall (package quote). `lectern eval` runs them and
-// docs/benchmarks.md records the figures.
+// Package evals measures answer quality on labelled datasets kept in the
+// repository: RAG citation precision and answer support on short written texts
+// (RunRAG), evidence, page, abstention and citation figures on whole PDFs
+// (RunFullText), and the quote verifier's precision and recall (package quote).
+// `lectern eval` runs them and docs/benchmarks.md records the figures.
 package evals
 
 import (
