@@ -59,10 +59,10 @@ func validate(schema map[string]any, v any, path string) error {
 		if enum, ok := schema["enum"].([]any); ok && !slices.Contains(enum, any(s)) {
 			return fmt.Errorf("%s: %q not in %v", path, s, enum)
 		}
-	case "integer":
+	case "integer", "number":
 		f, ok := v.(float64)
-		if !ok || f != float64(int64(f)) {
-			return fmt.Errorf("%s: want an integer, got %v", path, v)
+		if !ok || (schema["type"] == "integer" && f != float64(int64(f))) {
+			return fmt.Errorf("%s: want an %v, got %v", path, schema["type"], v)
 		}
 		if m, ok := schema["minimum"].(float64); ok && f < m {
 			return fmt.Errorf("%s: %v below %v", path, f, m)
@@ -208,9 +208,17 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		u := unit{span: Span{Text: tc.sentence}, plain: plainWords(tc.sentence)}
-		got, _ := classify(&u)
+		got, _, conf := classify(&u)
 		require.Equal(t, tc.want, got, tc.sentence)
+		if got != "" {
+			require.GreaterOrEqual(t, conf, llm.LabelConfidenceFloor, "a sentence with clear cues is labelled surely: %s", tc.sentence)
+		}
 	}
+	// Cues of several types alike: the label is a guess, and says so.
+	mixed := "We use a regression on the data and find that accuracy improves."
+	u := unit{span: Span{Text: mixed}, plain: plainWords(mixed)}
+	_, _, conf := classify(&u)
+	require.Less(t, conf, llm.LabelConfidenceFloor, mixed)
 }
 
 func TestCards(t *testing.T) {
