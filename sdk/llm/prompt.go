@@ -209,7 +209,15 @@ type ExtractionItem struct {
 	Content string `json:"content"`
 	// Quote is copied verbatim from the document.
 	Quote string `json:"quote"`
+	// Confidence, from 0 to 1, is how sure the provider is of Type. The host shows
+	// an item below LabelConfidenceFloor as unlabelled rather than risk a wrong
+	// label. Nil (a provider that does not say) is taken as sure.
+	Confidence *float64 `json:"confidence,omitempty"`
 }
+
+// LabelConfidenceFloor is the Confidence under which an extraction item's Type is
+// not shown: a researcher is better served by "unlabelled" than by a wrong label.
+const LabelConfidenceFloor = 0.5
 
 // CardDrafts is the JSON answer of TaskCards.
 type CardDrafts struct {
@@ -249,7 +257,8 @@ func Schema(task string) *JSONSchema {
 		s = obj(map[string]any{"tldr": str, "summary": str, "key_findings": arr(obj(map[string]any{"text": str, "quote": str}))})
 	case TaskExtract:
 		kinds := map[string]any{"type": "string", "enum": []string{ItemClaim, ItemMethod, ItemDataset, ItemResult, ItemLimitation}}
-		s = obj(map[string]any{"items": arr(obj(map[string]any{"type": kinds, "content": str, "quote": str}))})
+		conf := map[string]any{"type": "number", "minimum": 0, "maximum": 1}
+		s = obj(map[string]any{"items": arr(obj(map[string]any{"type": kinds, "content": str, "quote": str, "confidence": conf}))})
 	case TaskCards:
 		s = obj(map[string]any{"cards": arr(obj(map[string]any{"front": str, "back": str, "quote": str}))})
 	case TaskRelevance:

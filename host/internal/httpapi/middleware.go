@@ -59,7 +59,12 @@ func observe(log *slog.Logger, m *metrics) func(http.Handler) http.Handler {
 			next.ServeHTTP(ww, r)
 			elapsed := time.Since(start)
 			status := ww.Status()
-			if status == 0 {
+			switch {
+			case httpx.ClientGone(r) && (status == 0 || status >= 500):
+				// The client left mid-request: whatever the handler then wrote
+				// (or failed to write) is not a server error.
+				status = httpx.StatusClientClosedRequest
+			case status == 0:
 				status = http.StatusOK
 			}
 			route := routePattern(r)

@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,6 +19,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
+	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/llmsettings"
@@ -287,4 +290,48 @@ func TestCORS(t *testing.T) {
 		require.Equal(t, "*", rec.Header().Get("Access-Control-Allow-Origin"))
 		require.Empty(t, rec.Header().Get("Access-Control-Allow-Credentials"))
 	})
+}
+
+// TestClientAbortsAreNotServerErrors: a client that gives up on a slow request
+// (here a query the database is still running) is logged at info and counted as
+// 499, never as a 5xx in /metrics, and the log has no error line for it.
+func TestClientAbortsAreNotServerErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t, map[string]string{"SERVICE_API_KEY": testOpsKey}, nil)
+	started := make(chan struct{})
+	b.router.Get("/slow", func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		_, err := b.pool.Exec(r.Context(), `SELECT pg_sleep(10)`)
+		httpx.Err(w, r, err)
+	})
+	served := make(chan struct{}) // the router (its log line and metrics included) is done
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.router.ServeHTTP(w, r)
+		close(served)
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/slow", nil)
+	require.NoError(t, err)
+	go func() {
+		<-started
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+	}()
+	_, err = srv.Client().Do(req)
+	require.ErrorIs(t, err, context.Canceled)
+
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler did not return after its client left")
+	}
+	req = httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	req.Header.Set(HeaderAPIKey, testOpsKey)
+	body := b.do(t, req).Body.String()
+	require.Contains(t, body, `lectern_http_requests_total{method="GET",route="/slow",status="499"} 1`)
+	require.NotRegexp(t, `lectern_http_requests_total\{[^}]*status="5\d\d"\}`, body)
+	require.NotContains(t, b.logs.String(), `"level":"ERROR"`)
+	require.Contains(t, b.logs.String(), `"status":499`)
 }

@@ -92,11 +92,18 @@ type errorBody struct {
 // Err writes err as the error body. An *Error keeps its status and code; any other
 // error becomes a 500. Server-side failures are logged with the request id.
 func Err(w http.ResponseWriter, r *http.Request, err error) {
+	ctx := r.Context()
+	if ClientGone(r) {
+		// Whatever failed, it failed because the client left: nobody reads this
+		// answer, and it is not the server's fault.
+		slog.InfoContext(ctx, "client closed the request", "request_id", RequestID(ctx), "error", err)
+		w.WriteHeader(StatusClientClosedRequest)
+		return
+	}
 	var apiErr *Error
 	if !errors.As(err, &apiErr) {
 		apiErr = Internal(err)
 	}
-	ctx := r.Context()
 	if apiErr.Status >= 500 {
 		slog.ErrorContext(ctx, "request failed",
 			"request_id", RequestID(ctx), "status", apiErr.Status, "code", apiErr.Code, "error", err)
@@ -106,6 +113,18 @@ func Err(w http.ResponseWriter, r *http.Request, err error) {
 		body.Exception = apiErr.Cause.Error()
 	}
 	JSON(w, apiErr.Status, body)
+}
+
+// StatusClientClosedRequest is the status logged and counted for a request whose
+// client went away before the answer was written (nginx's 499). It is never a
+// server error.
+const StatusClientClosedRequest = 499
+
+// ClientGone reports whether r's client closed the connection (or canceled the
+// request) while it was served. A deadline the server set is not the client
+// leaving.
+func ClientGone(r *http.Request) bool {
+	return errors.Is(r.Context().Err(), context.Canceled)
 }
 
 // JSON writes v with the given status.

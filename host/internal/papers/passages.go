@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Passage is one chunk of a paper's text with where it sits. The search functions
-// fill Snippet; VisiblePassageTexts fills Authors, Text, CharStart and PageStarts.
+// Passage is one chunk of a paper's text with where it sits. VisiblePassages
+// fills Snippet; VisiblePassageTexts fills Authors, Text, CharStart and PageStarts.
 type Passage struct {
 	ChunkID   uuid.UUID
 	PaperID   uuid.UUID
@@ -21,12 +21,11 @@ type Passage struct {
 	PageEnd   int
 	// Score is the lexical rank (SearchPassages only).
 	Score float64
-	// Snippet is the fragment that best matches the query (SearchPassages) or the
-	// passage's first 280 characters (VisiblePassages), plain text with spaces
-	// collapsed.
+	// Snippet is the passage's first 280 characters (VisiblePassages), plain text
+	// with spaces collapsed; search results get theirs from Headlines.
 	Snippet string
-	// Highlights are the matched words in Snippet (SearchPassages only): [start,
-	// end) byte offsets, in order and not overlapping.
+	// Highlights are the matched words in Snippet (from Headlines): [start, end)
+	// byte offsets, in order and not overlapping.
 	Highlights [][2]int
 	// Authors are the paper's author names.
 	Authors []string
@@ -52,7 +51,8 @@ type SearchParams struct {
 }
 
 // SearchPassages returns the passages best matching p.Query by full-text rank among
-// papers userID may see.
+// papers userID may see, without snippets: ranking reads only the index and the
+// stored vectors, and Headlines builds snippets for the passages shown.
 func (st *Store) SearchPassages(ctx context.Context, userID uuid.UUID, p SearchParams) ([]Passage, error) {
 	var only any
 	if len(p.PaperIDs) > 0 {
@@ -66,26 +66,62 @@ func (st *Store) SearchPassages(ctx context.Context, userID uuid.UUID, p SearchP
 		       AND ($3::uuid[] IS NULL OR c.paper_id = ANY($3))
 		     LIMIT $5)
 		SELECT c.id, c.paper_id, p.title, coalesce(c.section, ''), c.page_start, c.page_end,
-		       ts_rank_cd(c.search_vector, q) AS score,
-		       ts_headline('english', translate(c.content, $6, ''), q, $7)
+		       ts_rank_cd(c.search_vector, q) AS score
 		  FROM cand JOIN paper_chunks c ON c.id = cand.id
 		  JOIN papers p ON p.id = c.paper_id,
 		       websearch_to_tsquery('english', $2) q
 		 ORDER BY score DESC, c.paper_id, c.chunk_index
-		 LIMIT $4`, userID, p.Query, only, p.Limit, p.Candidates,
-		markStart+markStop, "MaxFragments=1, MaxWords=35, MinWords=12, StartSel="+markStart+", StopSel="+markStop)
+		 LIMIT $4`, userID, p.Query, only, p.Limit, p.Candidates)
 	if err != nil {
 		return nil, fmt.Errorf("papers: search passages: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Passage, error) {
 		var p Passage
-		var marked string
-		err := r.Scan(&p.ChunkID, &p.PaperID, &p.Title, &p.Section, &p.PageStart, &p.PageEnd, &p.Score, &marked)
-		p.Snippet, p.Highlights = unmark(strings.Join(strings.Fields(marked), " "))
+		err := r.Scan(&p.ChunkID, &p.PaperID, &p.Title, &p.Section, &p.PageStart, &p.PageEnd, &p.Score)
 		return p, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("papers: search passages: %w", err)
+	}
+	return out, nil
+}
+
+// Headline is the fragment of a passage that best matches a query, plain text,
+// with the matched words' [start, end) byte offsets in it.
+type Headline struct {
+	Snippet    string
+	Highlights [][2]int
+}
+
+// Headlines builds the snippets of the passages ids (those whose paper userID may
+// see; the others are left out) for query, a web-search query. Building a
+// headline reads the whole passage, so callers rank first and ask only for the
+// passages they show. A passage the query does not match gets its opening words
+// and no highlights.
+func (st *Store) Headlines(ctx context.Context, userID uuid.UUID, query string, ids []uuid.UUID) (map[uuid.UUID]Headline, error) {
+	if len(ids) == 0 {
+		return map[uuid.UUID]Headline{}, nil
+	}
+	rows, err := st.pool.Query(ctx, `
+		SELECT c.id, ts_headline('english', translate(c.content, $4, ''), websearch_to_tsquery('english', $3), $5)
+		  FROM paper_chunks c JOIN papers p ON p.id = c.paper_id
+		 WHERE c.id = ANY($2) AND `+visiblePredicate,
+		userID, ids, query, markStart+markStop,
+		"MaxFragments=1, MaxWords=35, MinWords=12, StartSel="+markStart+", StopSel="+markStop)
+	if err != nil {
+		return nil, fmt.Errorf("papers: headlines: %w", err)
+	}
+	out := make(map[uuid.UUID]Headline, len(ids))
+	var id uuid.UUID
+	var marked string
+	_, err = pgx.ForEachRow(rows, []any{&id, &marked}, func() error {
+		var h Headline
+		h.Snippet, h.Highlights = unmark(strings.Join(strings.Fields(marked), " "))
+		out[id] = h
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("papers: headlines: %w", err)
 	}
 	return out, nil
 }

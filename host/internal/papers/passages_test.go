@@ -34,7 +34,10 @@ func TestSearchPassagesSnippetIsPlainTextWithHighlights(t *testing.T) {
 	found, err := New(pool).SearchPassages(ctx, user, SearchParams{Query: "spaced repetition", Limit: 5, Candidates: 100})
 	require.NoError(t, err)
 	require.Len(t, found, 1)
-	p := found[0]
+	require.Empty(t, found[0].Snippet, "ranking builds no snippet")
+	heads, err := New(pool).Headlines(ctx, user, "spaced repetition", []uuid.UUID{found[0].ChunkID})
+	require.NoError(t, err)
+	p := heads[found[0].ChunkID]
 	require.NotContains(t, p.Snippet, "\uE000")
 	require.NotContains(t, p.Snippet, "\uE001")
 	require.Contains(t, p.Snippet, "« quoted »", "the passage's own guillemets are its text, kept")

@@ -26,7 +26,7 @@ func analyse(layout []layoutPage) *Document {
 		start := sb.Len()
 		for j, l := range p.lines {
 			if j > 0 {
-				if l.block != p.lines[j-1].block {
+				if l.block != p.lines[j-1].block && !continues(p.lines[j-1], l) {
 					sb.WriteString("\n\n")
 				} else {
 					sb.WriteByte('\n')
@@ -51,6 +51,34 @@ func analyse(layout []layoutPage) *Document {
 	doc.DOI, doc.ArXivID = findIDs(doc)
 	findMetadata(doc, front)
 	return doc
+}
+
+// continues reports whether line l, which pdftotext put in a block of its own,
+// continues the paragraph of prev, the line before it. Some PDFs (double-spaced
+// manuscripts, for one) make every printed line its own block, and a blank line
+// after each would cut every sentence at every line end. l continues prev when
+// it is the next line of the same column in the same type: the same size (within
+// a tenth), below prev by no more than the gap of double spacing, starting at
+// prev's left edge (or left of it, after an indented first line, by at most three
+// sizes), prev ran on to about the width of l (not a heading, nor the short last
+// line of a paragraph), and prev does not end a sentence: a block that ends one
+// ends its paragraph, pdftotext and the punctuation agreeing.
+func continues(prev, l line) bool {
+	size := prev.size
+	if size <= 0 || abs(l.size-size) > 0.1*size {
+		return false
+	}
+	if gap := l.y0 - prev.y1; gap < -0.3*size || gap > 1.6*size {
+		return false
+	}
+	if l.x0 > prev.x0+0.5*size || l.x0 < prev.x0-3*size {
+		return false
+	}
+	if width := l.x1 - l.x0; width <= 0 || prev.x1 < l.x0+0.6*width {
+		return false
+	}
+	end := strings.TrimRight(prev.text, `"')]}’”»`)
+	return !strings.HasSuffix(end, ".") && !strings.HasSuffix(end, ":") && !strings.HasSuffix(end, "?") && !strings.HasSuffix(end, "!")
 }
 
 // bodySize is the font size carrying the most characters: the body text's.

@@ -197,3 +197,35 @@ func TestFixturesSections(t *testing.T) {
 		})
 	}
 }
+
+// TestFixturesParagraphsHoldSentences checks that a sentence running over several
+// printed lines stays in one paragraph (no blank line inside it) where pdftotext
+// makes each line a block of its own: the double-spaced manuscript (jctc2022) has
+// every line in its own block, and cutting there split every sentence a reader
+// or an answer quotes. A page break or a real paragraph end still breaks.
+func TestFixturesParagraphsHoldSentences(t *testing.T) {
+	t.Parallel()
+	dir, _ := fixturePDFs(t)
+	tests := []struct{ file, sentence string }{
+		{"jctc2022_perspective_xai_molecular.pdf", "Chemists can be skeptical in using deep learning (DL) in decision making, due to the lack of interpretability in “black-box” models."},
+		{"jctc2022_perspective_xai_molecular.pdf", "Deep learning (DL) is advancing the boundaries of computational chemistry because it can accurately model non-linear structure-function relationships."},
+		{"jctc2022_perspective_xai_molecular.pdf", "We show that XAI methods like chemical counterfactuals and descriptor explanations can explain DL predictions while giving insight into structure-property relationships."},
+		{"hindawi_rrp_2010_157939_with_groundtruth.pdf", "Structured rehabilitation programmes are effective in enabling patients to develop lifestyle skills to live with heart failure."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file+"/"+tt.sentence[:24], func(t *testing.T) {
+			t.Parallel()
+			doc, err := ExtractFile(t.Context(), filepath.Join(dir, tt.file), nil)
+			require.NoError(t, err)
+			want := strings.Join(words(tt.sentence), " ")
+			found := false
+			for _, para := range strings.Split(doc.Text, "\n\n") {
+				if strings.Contains(strings.Join(words(para), " "), want) {
+					found = true
+					break
+				}
+			}
+			require.True(t, found, "no paragraph holds %q whole", tt.sentence)
+		})
+	}
+}

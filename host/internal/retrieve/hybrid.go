@@ -34,10 +34,36 @@ func New(pool *pgxpool.Pool, embedder embedding.Embedder, vectors vectorstore.St
 }
 
 // Search returns the limit passages best matching q among papers userID may see,
-// restricted to paperIDs when given. Each ranking contributes its top
-// candidates(limit); Score is the fused score.
+// restricted to paperIDs when given, each with its snippet and highlights. Each
+// ranking contributes its top candidates(limit) by id and score only; snippets are
+// built last, for the passages returned (a headline reads the whole passage, and
+// building one for every candidate cost most of a search).
 func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
-	return r.search(ctx, userID, q, q, paperIDs, limit)
+	ranked, err := r.search(ctx, userID, q, q, paperIDs, limit)
+	if err != nil || len(ranked) == 0 {
+		return ranked, err
+	}
+	ids := make([]uuid.UUID, len(ranked))
+	for i, p := range ranked {
+		ids[i] = p.ChunkID
+	}
+	heads, err := papers.New(r.pool).Headlines(ctx, userID, q, ids)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: snippets: %w", err)
+	}
+	out := ranked[:0]
+	for _, p := range ranked {
+		h, ok := heads[p.ChunkID]
+		if !ok {
+			continue // its paper was hidden between ranking and now
+		}
+		p.Snippet, p.Highlights = h.Snippet, h.Highlights
+		if p.Highlights == nil {
+			p.Highlights = [][2]int{}
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // SearchQuestion is Search for a question in plain words: its lexical ranking
@@ -162,8 +188,7 @@ func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vector
 }
 
 // fuse merges rankings by reciprocal rank fusion; ties keep the earlier ranking's
-// order. A passage found by both keeps the first ranking's snippet (the lexical
-// one, with the matched words' highlights).
+// order. A passage found by both keeps the first ranking's details.
 func fuse(limit int, rankings ...[]Passage) []Passage {
 	score := map[uuid.UUID]float64{}
 	first := map[uuid.UUID]int{}

@@ -28,7 +28,12 @@ func TestLexicalSnippetHasHighlightsNotMarks(t *testing.T) {
 		VALUES ($1, 0, $2, 1, 1, 0, $3, 18)`, paper, content, len(content))
 	require.NoError(t, err)
 
-	found, err := Lexical(ctx, pool, user, "forgetting curve", nil, 5)
+	ranked, err := Lexical(ctx, pool, user, "forgetting curve", nil, 5)
+	require.NoError(t, err)
+	require.Len(t, ranked, 1)
+	require.Empty(t, ranked[0].Snippet, "ranking builds no snippet; only the passages shown get one")
+
+	found, err := New(pool, nil, nil).Search(ctx, user, "forgetting curve", nil, 5)
 	require.NoError(t, err)
 	require.Len(t, found, 1)
 	p := found[0]

@@ -43,8 +43,9 @@ const (
 	// fragmentFactor scales the score of a piece of a sentence cut by a chunk's
 	// edge: the whole sentence is usually in the neighbouring chunk.
 	fragmentFactor = 0.5
-	// maxQuotes bounds the quotes of one answer.
-	maxQuotes = 4
+	// maxQuotes bounds the quotes of one answer: a careful reader quotes the one
+	// to three sentences that answer, not every related one.
+	maxQuotes = 3
 	// minAnswerTokens is the shortest sentence (in words of two letters or more)
 	// an answer quotes.
 	minAnswerTokens = 3
@@ -81,10 +82,11 @@ func answer(ctx context.Context, question string, docs []llm.Document) ([]quote,
 	var cands []*unit
 	for i := range units {
 		u := &units[i]
-		if !u.heading && !u.ref && len(u.toks) >= minAnswerTokens && u.words <= longSentenceWords {
+		if !u.heading && !u.ref && len(u.toks) >= minAnswerTokens && u.words <= longSentenceWords && !nonProse(u, question) {
 			cands = append(cands, u)
 		}
 	}
+	kind, subject := readQuestion(question)
 	qToks := tokenize(question)
 	var qTerms, qSeq []string
 	seenQ := map[string]bool{}
@@ -183,6 +185,7 @@ func answer(ctx context.Context, question string, docs []llm.Document) ([]quote,
 		if u.fragment {
 			s.score *= fragmentFactor
 		}
+		s.score *= kindFactor(kind, subject, u, seenQ)
 		all = append(all, s)
 	}
 	slices.SortStableFunc(all, func(a, b scored) int {
@@ -197,6 +200,7 @@ func answer(ctx context.Context, question string, docs []llm.Document) ([]quote,
 	var out []quote
 	var chosen []*unit
 	best := 0.0
+	defer func() { inReadingOrder(docs, out) }()
 	for _, s := range all {
 		if len(out) == maxQuotes || (len(out) > 0 && s.score < minRelative*best) {
 			break
@@ -215,6 +219,72 @@ func answer(ctx context.Context, question string, docs []llm.Document) ([]quote,
 		out = append(out, quote{doc: s.u.doc, id: id, span: s.u.span})
 	}
 	return out, nil
+}
+
+// Factors of the question's kind (readQuestion) on a sentence's score.
+const (
+	// numberNearFactor: a count question and a number within numberWindow words
+	// of a question term; noNumberFactor: no number at all.
+	numberNearFactor = 1.6
+	noNumberFactor   = 0.5
+	numberWindow     = 8
+	// definesFactor: a definition question and a sentence that says what its
+	// subject is.
+	definesFactor = 1.8
+	// recommendsFactor and notRecommendsFactor: a recommendation question and a
+	// sentence that does, or does not, recommend.
+	recommendsFactor    = 1.6
+	notRecommendsFactor = 0.8
+)
+
+// kindFactor weighs sentence u for a question of kind: a count prefers a number
+// next to a question term, a definition a sentence defining the subject, a
+// recommendation a sentence that recommends.
+func kindFactor(kind questionKind, subject string, u *unit, qTerm map[string]bool) float64 {
+	switch kind {
+	case askQuantity:
+		near, any := numberNear(u, qTerm, numberWindow)
+		switch {
+		case near:
+			return numberNearFactor
+		case !any:
+			return noNumberFactor
+		}
+	case askDefinition:
+		if defines(u, subject) {
+			return definesFactor
+		}
+	case askRecommendation:
+		if recommends(u) {
+			return recommendsFactor
+		}
+		return notRecommendsFactor
+	}
+	return 1
+}
+
+// inReadingOrder orders quotes as a reader meets them: by paper, in the order of
+// each paper's best quote, then by page, passage and position.
+func inReadingOrder(docs []llm.Document, quotes []quote) {
+	paperRank := map[string]int{}
+	for _, q := range quotes {
+		if _, ok := paperRank[docs[q.doc].PaperID]; !ok {
+			paperRank[docs[q.doc].PaperID] = len(paperRank)
+		}
+	}
+	slices.SortStableFunc(quotes, func(a, b quote) int {
+		da, db := docs[a.doc], docs[b.doc]
+		if ra, rb := paperRank[da.PaperID], paperRank[db.PaperID]; ra != rb {
+			return ra - rb
+		}
+		if da.Page != db.Page {
+			return da.Page - db.Page
+		}
+		if a.doc != b.doc {
+			return a.doc - b.doc
+		}
+		return a.span.Start - b.span.Start
+	})
 }
 
 // adjacent reports whether a and b follow each other in seq.

@@ -2,6 +2,7 @@ package extractive
 
 import (
 	"context"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -91,45 +92,51 @@ var typePriority = map[string]int{
 	llm.ItemLimitation: 5, llm.ItemResult: 4, llm.ItemDataset: 3, llm.ItemMethod: 2, llm.ItemClaim: 1,
 }
 
-// classify returns the extraction type of a sentence and its cue score: the
-// type whose cues (plus selfWeight for claims and limitations about the paper's
-// own work) add up to the most, ties to typePriority, or "" when no type reaches
-// minCueScore.
-func classify(u *unit) (string, float64) {
+// classify returns the extraction type of a sentence, its cue score and how sure
+// the label is: the type whose cues (plus selfWeight for claims and limitations
+// about the paper's own work) add up to the most, ties to typePriority, or ""
+// when no type reaches minCueScore. The confidence is the winning type's share of
+// all the cue weight found (selfWeight left out) (a sentence with result and method cues alike is a
+// coin toss), saturated by its size (one weak cue is weak evidence):
+// share × score / (score + 1.5).
+func classify(u *unit) (string, float64, float64) {
 	s := wordString(u.plain)
 	self := false
 	for _, p := range selfPhrases {
 		self = self || strings.Contains(s, " "+p+" ")
 	}
-	best, bestScore := "", 0.0
+	best, bestScore, bestCues, total := "", 0.0, 0.0, 0.0
 	for _, ec := range extractCues {
-		var score float64
-		if self && (ec.typ == llm.ItemClaim || ec.typ == llm.ItemLimitation) {
-			score += selfWeight
-		}
+		var cues float64
 		for _, c := range ec.cues {
 			if strings.Contains(s, " "+c.phrase) {
-				score += c.w
+				cues += c.w
 			}
 		}
 		if ec.pattern != nil && hasDigit(u.span.Text) && ec.pattern.MatchString(u.span.Text) {
-			score += patternWeight
+			cues += patternWeight
+		}
+		total += cues
+		score := cues
+		if self && (ec.typ == llm.ItemClaim || ec.typ == llm.ItemLimitation) {
+			score += selfWeight
 		}
 		if score > bestScore || (score == bestScore && best != "" && typePriority[ec.typ] > typePriority[best]) {
-			best, bestScore = ec.typ, score
+			best, bestScore, bestCues = ec.typ, score, cues
 		}
 	}
-	if bestScore < minCueScore {
-		return "", 0
+	if bestScore < minCueScore || total == 0 {
+		return "", 0, 0
 	}
-	return best, bestScore
+	return best, bestScore, bestCues / total * bestScore / (bestScore + 1.5)
 }
 
 // extract classifies the candidate sentences (as summarize chooses them) by their
 // cue phrases (extractCues) into claims, methods, datasets, results and
 // limitations, and keeps up to maxPerType of each, ranked by cue score × (0.5 +
 // the sentence's rank score), without repeats. Items come out type by type in the
-// order of extractCues; Quote and Content are the verbatim sentence.
+// order of extractCues; Quote and Content are the verbatim sentence, Confidence
+// classify's.
 func extract(ctx context.Context, docs []llm.Document) (*llm.Extraction, error) {
 	out := &llm.Extraction{Items: []llm.ExtractionItem{}}
 	cands, r, err := rankedProse(ctx, docs)
@@ -138,9 +145,10 @@ func extract(ctx context.Context, docs []llm.Document) (*llm.Extraction, error) 
 	}
 	types := make([]string, len(cands))
 	value := make([]float64, len(cands))
+	conf := make([]float64, len(cands))
 	for i, u := range cands {
 		var cs float64
-		types[i], cs = classify(u)
+		types[i], cs, conf[i] = classify(u)
 		value[i] = cs * (0.5 + r.scores[i])
 	}
 	for _, ec := range extractCues {
@@ -170,7 +178,8 @@ func extract(ctx context.Context, docs []llm.Document) (*llm.Extraction, error) 
 		}
 		for _, i := range kept {
 			s := strings.TrimSpace(cands[i].span.Text)
-			out.Items = append(out.Items, llm.ExtractionItem{Type: ec.typ, Content: s, Quote: s})
+			c := math.Round(conf[i]*100) / 100
+			out.Items = append(out.Items, llm.ExtractionItem{Type: ec.typ, Content: s, Quote: s, Confidence: &c})
 		}
 	}
 	return out, nil

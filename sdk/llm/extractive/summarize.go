@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lectern-research/lectern/sdk/llm"
 )
@@ -96,7 +98,7 @@ func summarize(ctx context.Context, docs []llm.Document) (*llm.Summary, error) {
 			chosen = append(chosen, i)
 		}
 	}
-	out.TLDR = display(r.units[chosen[0]].span.Text)
+	out.TLDR = display(r.units[tldr(r, chosen)].span.Text)
 	inOrder := slices.Clone(chosen)
 	slices.SortFunc(inOrder, func(a, b int) int { return compareUnits(r.units[a], r.units[b]) })
 	parts := make([]string, len(inOrder))
@@ -128,7 +130,7 @@ func summarize(ctx context.Context, docs []llm.Document) (*llm.Summary, error) {
 		if len(findings) == maxFindings {
 			break
 		}
-		if !r.redundant(i, findings) {
+		if complete(r.units[i]) && !r.redundant(i, findings) {
 			findings = append(findings, i)
 		}
 	}
@@ -136,7 +138,7 @@ func summarize(ctx context.Context, docs []llm.Document) (*llm.Summary, error) {
 		if len(findings) >= 3 {
 			break
 		}
-		if !slices.Contains(findings, i) && !r.redundant(i, findings) {
+		if complete(r.units[i]) && !slices.Contains(findings, i) && !r.redundant(i, findings) {
 			findings = append(findings, i)
 		}
 	}
@@ -146,6 +148,48 @@ func summarize(ctx context.Context, docs []llm.Document) (*llm.Summary, error) {
 	}
 	return out, nil
 }
+
+// tldr picks the summary's short line: the best-ranked complete sentence of the
+// abstract, else of the conclusion, else of the introduction, else of the whole
+// ranking, else the best of the chosen summary sentences; a sentence that opens
+// with a connective ("However", "This", "Here") leans on the one before it and is
+// passed over. A researcher reads it as the paper's own one-line
+// claim, so it must be a whole sentence from where papers state what they did.
+func tldr(r *ranking, chosen []int) int {
+	for _, sec := range []string{secAbstract, secConclusion, secIntro, ""} {
+		for _, i := range r.order {
+			u := r.units[i]
+			if (sec == "" || u.section == sec) && complete(u) && !connectiveRE.MatchString(u.span.Text) {
+				return i
+			}
+		}
+	}
+	return chosen[0]
+}
+
+// complete reports whether u reads as a whole sentence on its own: it opens with a
+// capital letter (not a bracket, a list marker such as "(i)" or a lowercase word)
+// and ends with a full stop, a question or an exclamation mark, closing quotes or
+// brackets allowed after it; a caption, a sentence cut at a page or column edge, or
+// text after a figure label fails.
+func complete(u *unit) bool {
+	s := strings.TrimSpace(u.span.Text)
+	first, _ := utf8.DecodeRuneInString(s)
+	if !unicode.IsUpper(first) {
+		return false
+	}
+	s = strings.TrimRight(s, `"')]}’”»`)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	if last != '.' && last != '!' && last != '?' {
+		return false
+	}
+	return !embeddedCaptionRE.MatchString(u.span.Text)
+}
+
+// embeddedCaptionRE finds a figure or table label inside a sentence, where a
+// caption ran into the text around it in extraction ("... the content Figure 2:
+// CMB spectrum ...").
+var embeddedCaptionRE = regexp.MustCompile(`\b(?:Figure|Fig\.|Table)\s*\d+[a-z]?\s*[:|]`)
 
 // compareUnits orders units as they appear in the request.
 func compareUnits(a, b *unit) int {
