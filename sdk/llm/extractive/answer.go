@@ -47,8 +47,9 @@ const (
 	// to three sentences that answer, not every related one.
 	maxQuotes = 3
 	// minAnswerTokens is the shortest sentence (in words of two letters or more)
-	// an answer quotes.
-	minAnswerTokens = 3
+	// an answer quotes: shorter ones are labels and fragments ("better",
+	// "heparin-induced thrombocytopenia.").
+	minAnswerTokens = 5
 )
 
 // quote is a sentence an answer quotes, with the id that cites it.
@@ -228,6 +229,9 @@ const (
 	numberNearFactor = 1.6
 	noNumberFactor   = 0.5
 	numberWindow     = 8
+	// missingTargetFactor: a count question that names what it counts, and a
+	// sentence that does not mention it.
+	missingTargetFactor = 0.4
 	// definesFactor: a definition question and a sentence that says what its
 	// subject is.
 	definesFactor = 1.8
@@ -243,6 +247,21 @@ const (
 func kindFactor(kind questionKind, subject string, u *unit, qTerm map[string]bool) float64 {
 	switch kind {
 	case askQuantity:
+		if subject != "" {
+			// The question names what it counts: a sentence without it counts
+			// something else ("n=881" of another survey).
+			target := map[string]bool{stem(strings.ToLower(subject)): true}
+			near, any := numberNear(u, target, numberWindow)
+			switch {
+			case near:
+				return numberNearFactor
+			case !slices.ContainsFunc(u.toks, func(t string) bool { return target[t] }):
+				return missingTargetFactor
+			case !any:
+				return noNumberFactor
+			}
+			return 1
+		}
 		near, any := numberNear(u, qTerm, numberWindow)
 		switch {
 		case near:

@@ -23,11 +23,17 @@ var (
 	// definitionQ captures the subject: "What is PaperMage?", "What are
 	// trace trees?", "Define X", "What does X stand for / mean".
 	definitionQ = regexp.MustCompile(`(?i)^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(.+?)\s*\??\s*$|^\s*define\s+(.+?)\s*[.?]?\s*$|^\s*what\s+(?:does|do)\s+(.+?)\s+(?:mean|stand for|refer to)\s*\??\s*$`)
-	recommendQ  = regexp.MustCompile(`(?i)\b(recommend\w*|suggest\w*|advi[cs]e\w*|should|guideline\w*|best practice\w*|propose\w* (?:for|to))\b`)
+	// quantityTarget captures what a count counts: "how many participants",
+	// "how much memory"; costQ a price asked for.
+	quantityTarget = regexp.MustCompile(`(?i)\bhow (?:many|much)\s+([\p{L}][\p{L}\-]+)`)
+	costQ          = regexp.MustCompile(`(?i)\b(cost|costs|price|priced)\b`)
+	recommendQ     = regexp.MustCompile(`(?i)\b(recommend\w*|suggest\w*|advi[cs]e\w*|should|guideline\w*|best practice\w*|propose\w* (?:for|to))\b`)
 )
 
-// readQuestion returns the kind of a question and, for a definition, the words
-// of its subject as typed.
+// readQuestion returns the kind of a question and its subject: for a definition
+// the words of the thing defined, as typed; for a count the word counted ("how
+// many participants": "participants"; a price asked for: "cost"), or "" when the
+// question does not name it.
 func readQuestion(q string) (questionKind, string) {
 	if m := definitionQ.FindStringSubmatch(q); m != nil {
 		subject := strings.TrimSpace(m[1] + m[2] + m[3])
@@ -38,7 +44,12 @@ func readQuestion(q string) (questionKind, string) {
 	}
 	switch {
 	case quantityQ.MatchString(q):
+		if m := quantityTarget.FindStringSubmatch(q); m != nil && !isStop(strings.ToLower(m[1])) {
+			return askQuantity, m[1]
+		}
 		return askQuantity, ""
+	case costQ.MatchString(q):
+		return askQuantity, "cost"
 	case recommendQ.MatchString(q):
 		return askRecommendation, ""
 	}
@@ -52,7 +63,7 @@ var numberWords = wordSet(`one two three four five six seven eight nine ten elev
 	dozen dozens half quarter third twice`)
 
 // numberNear reports whether the sentence u holds a number within window words of
-// one of the question's terms, and whether it holds a number at all.
+// one of the terms qTerm, and whether it holds a number at all.
 func numberNear(u *unit, qTerm map[string]bool, window int) (near, any bool) {
 	var nums, terms []int
 	for i, t := range u.toks {

@@ -16,7 +16,9 @@ func TestReadQuestion(t *testing.T) {
 		kind    questionKind
 		subject string
 	}{
-		{"How many participants were in the field study?", askQuantity, ""},
+		{"How many participants were in the field study?", askQuantity, "participants"},
+		{"How much memory does the tracer use?", askQuantity, "memory"},
+		{"What did each soil moisture sensor cost?", askQuantity, "cost"},
 		{"What percentage of filters could not be retrieved?", askQuantity, ""},
 		{"What is the number of papers in the corpus?", askQuantity, ""},
 		{"What is PaperMage?", askDefinition, "PaperMage"},

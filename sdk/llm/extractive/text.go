@@ -2,6 +2,7 @@ package extractive
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -249,6 +250,25 @@ func headingBreak(text string, lineStart, nl, next int, lines lineInfo) bool {
 	return lines.typical > 0 && utf8.RuneCountInString(line)*2 < lines.typical
 }
 
+// undottedSectionNumber reports whether w is a section number without a point:
+// 1 to 20.
+func undottedSectionNumber(w string) bool {
+	n, err := strconv.Atoi(w)
+	return err == nil && n >= 1 && n <= 20 && w[0] != '0'
+}
+
+// titleCase reports whether words read as a title: the first capitalised, and
+// every word of four letters or more capitalised.
+func titleCase(words []string) bool {
+	for i, w := range words {
+		r, _ := utf8.DecodeRuneInString(w)
+		if (i == 0 || utf8.RuneCountInString(w) >= 4) && !unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
+}
+
 // lineInfo describes the lines of a text.
 type lineInfo struct {
 	// typical is the median length in runes of the lines of two words or more; 0
@@ -302,9 +322,15 @@ func linesOf(texts []string) func(yield func(string) bool) {
 // numberedHeading reports whether line reads as a numbered heading: a dotted
 // section number of digits or Roman numerals ("4.", "2.3", "IV.", not an initial
 // such as "J.") and a capitalised word, at most ten words in all, and no final
-// sentence punctuation ("4. Experience of Programmes").
+// sentence punctuation ("4. Experience of Programmes"); or a bare section number
+// from 1 to 20 and title-case words, at most eight words in all ("2 The RTE
+// System"), which a sentence opening with a count ("2 participants left") is not.
 func numberedHeading(line string) bool {
 	f := strings.Fields(line)
+	if len(f) >= 2 && len(f) <= 8 && undottedSectionNumber(f[0]) && titleCase(f[1:]) {
+		last, _ := utf8.DecodeLastRuneInString(line)
+		return !strings.ContainsRune(".!?,;:", last)
+	}
 	if len(f) < 2 || len(f) > 10 || !strings.Contains(f[0], ".") || !sectionNumber(f[0]) {
 		return false
 	}
