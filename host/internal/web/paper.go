@@ -175,6 +175,12 @@ func (h *handler) paperJob(w http.ResponseWriter, r *http.Request, s *session, v
 	done(w, r, "/papers/"+id+jobQuery(a.envelope()), msg)
 }
 
+// paperEnrich asks for the paper to be checked against the sources ("Update from
+// sources").
+func (h *handler) paperEnrich(w http.ResponseWriter, r *http.Request, s *session, v *view) {
+	h.paperJob(w, r, s, v, "enrich", "Lectern is checking the paper against the sources.")
+}
+
 // jobQuery is the query that shows a job's progress on the paper page.
 func jobQuery(j job) string {
 	if j.ID == 0 {
