@@ -311,4 +311,3 @@ func (b *bundle) shared(t *testing.T, in papers.Input) uuid.UUID {
 	require.NoError(t, tx.Commit(ctx))
 	return id
 }
-
