@@ -55,6 +55,11 @@ func (h *handler) paperPage(w http.ResponseWriter, r *http.Request, s *session, 
 	var active jobPage
 	if s.c.get("/api/jobs?state=active&limit=50", &active) == nil {
 		for _, j := range active.Jobs {
+			// A check against the sources may wait an hour for them to come back:
+			// only while it runs is it work to watch (and reload the page for).
+			if j.Kind == "paper.enrich" && j.State != "running" {
+				continue
+			}
 			if !seen[j.ID] && j.PaperID() == id {
 				d.Jobs = append(d.Jobs, j)
 			}
