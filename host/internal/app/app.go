@@ -23,6 +23,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/embedding"
+	"github.com/lectern-research/lectern/host/internal/enrich"
 	"github.com/lectern-research/lectern/host/internal/httpapi"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
@@ -123,6 +124,10 @@ type App struct {
 	// PDFs is where uploaded PDFs live; Ingest is the ingest.pdf worker over it.
 	PDFs   *ingest.Store
 	Ingest *ingest.Worker
+	// Search asks the paper sources; Enrich checks papers against them
+	// (paper.enrich).
+	Search *search.Service
+	Enrich *enrich.Service
 	// Jobs is the job queue with every kind registered, built but not started:
 	// Start starts it.
 	Jobs    *jobs.Service
@@ -171,19 +176,23 @@ func (a *App) build(ctx context.Context, o Options) error {
 	a.PDFs = PDFStore(o.Config)
 	a.Ingest = &ingest.Worker{Pool: o.Pool, Store: a.PDFs, Logger: o.Logger, Embedder: a.Embedder, Vectors: a.Vectors}
 	a.Audit = audit.New(o.Pool, o.Logger)
+	sources := o.Sources
+	if sources == nil {
+		sources = pluginSources(a.Plugins)
+	}
+	a.Search = search.New(o.Pool, sources)
+	a.Enrich = &enrich.Service{Pool: o.Pool, Search: a.Search, Logger: o.Logger, PDFs: a.PDFs, Vectors: a.Vectors}
 	if a.Jobs, err = a.newQueue(ctx, o.QueueFunc); err != nil {
 		return err
 	}
+	// Reading a PDF enqueues its check against the sources in the same transaction.
+	a.Ingest.EnrichTxFunc = enrich.EnqueueTxFunc(a.Jobs)
 	sender := o.Mail
 	if sender == nil {
 		sender = mail.New(o.Config, o.Logger)
 	}
 	a.Auth = auth.NewService(auth.Config{Pool: o.Pool, Config: o.Config, Logger: o.Logger, Audit: a.Audit, Mail: sender})
-	sources := o.Sources
-	if sources == nil {
-		sources = pluginSources(a.Plugins)
-	}
-	a.Handler, a.Routes = a.newHandler(o, search.New(o.Pool, sources))
+	a.Handler, a.Routes = a.newHandler(o, a.Search)
 	return nil
 }
 
@@ -266,8 +275,11 @@ func (a *App) newQueue(ctx context.Context, adjust func(*jobs.Config) error) (*j
 	if err := registerJobs(reg, a.Pool, a.RAG, a.Embedder, a.Vectors, a.Logger); err != nil {
 		return nil, err
 	}
+	if err := enrich.RegisterJobs(reg, &enrich.Worker{Service: a.Enrich}); err != nil {
+		return nil, err
+	}
 	cfg := jobs.Config{Pool: a.Pool, Logger: a.Logger, Registry: reg,
-		QueueWorkers: map[string]int{ingest.Queue: ingest.Workers()},
+		QueueWorkers: map[string]int{ingest.Queue: ingest.Workers(), enrich.Queue: 2},
 		PurgeFunc:    PurgeFunc(a.Pool, a.Audit, a.Logger)}
 	if adjust != nil {
 		if err := adjust(&cfg); err != nil {
@@ -302,6 +314,7 @@ func (a *App) newHandler(o Options, searchSvc *search.Service) (http.Handler, []
 		Search:   search.NewAPI(searchSvc),
 		Learning: learning.NewAPI(learning.New(a.Pool), papers.New(a.Pool)),
 		Upload:   ingest.NewAPI(a.Pool, a.PDFs, a.Jobs, ingest.NewFetcher(netguard.PublicOnly)),
+		Enrich:   enrich.NewAPI(a.Enrich, a.Jobs),
 		Passages: retrieve.NewAPI(a.Retriever),
 		LLM:      llmAPI,
 		RAG:      rag.NewAPI(a.RAG, a.Jobs),

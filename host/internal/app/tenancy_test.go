@@ -364,6 +364,12 @@ var tenancyCases = map[string]tenancyCase{
 		requireNoLeak(t, rec.Body.String(), alice)
 		require.Equal(t, before, aliceSnapshot(t, b, alice))
 	}},
+	"POST /api/papers/{id}/enrich": {kind: perUser, check: func(t *testing.T, b *testBundle, rt httpapi.Route, alice, bob *tenant) {
+		foreignID("user_library", nil)(t, b, rt, alice, bob)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/papers/" + bob.ids["user_library"] + "/enrich", cookie: bob.cookie})
+		require.Equal(t, http.StatusAccepted, rec.Code, "Bob updates his own paper: %s", rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+	}},
 	"POST /api/papers/{id}/ingest": {kind: perUser, check: foreignID("user_library", map[string]any{"url": "https://example.org/paper.pdf"})},
 	"GET /api/papers/{id}/pdf": {kind: perUser, check: func(t *testing.T, b *testBundle, rt httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodPost, path: "/api/papers/upload", cookie: alice.cookie,

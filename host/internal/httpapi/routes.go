@@ -74,6 +74,10 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 	if h.Upload != nil {
 		upload, ingestURL, paperPDF = h.Upload.Upload, h.Upload.IngestURL, h.Upload.PDF
 	}
+	enrichPaper := unavailable("Checking papers against the sources is not running on this host.")
+	if h.Enrich != nil {
+		enrichPaper = h.Enrich.Enrich
+	}
 	if h.Jobs != nil {
 		jobCreate, jobList, jobGet, jobCancel, jobStream = h.Jobs.Create, h.Jobs.List, h.Jobs.Get, h.Jobs.Cancel, h.Jobs.Stream
 	}
@@ -120,6 +124,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/papers/upload", auth.Strict, f(upload)},
 		{http.MethodPost, "/api/papers/{id}/ingest", auth.StrictWithOwnerOverride, f(ingestURL)},
 		{http.MethodGet, "/api/papers/{id}/pdf", auth.StrictWithOwnerOverride, f(paperPDF)},
+		{http.MethodPost, "/api/papers/{id}/enrich", auth.StrictWithOwnerOverride, f(enrichPaper)},
 		{http.MethodGet, "/api/search/chunks", auth.StrictWithOwnerOverride, f(h.Passages.SearchChunks)},
 		{http.MethodGet, "/api/library/export", auth.Strict, f(pp.Export)},
 

@@ -14,6 +14,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/admin"
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/enrich"
 	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
@@ -55,6 +56,8 @@ type Deps struct {
 	Plugins *pluginhost.AdminAPI
 	// Jobs is the jobs API; nil answers 503 on its routes.
 	Jobs *jobs.API
+	// Enrich checks a paper against the sources; nil answers 503.
+	Enrich *enrich.API
 }
 
 // handler holds the dependencies every route handler shares.

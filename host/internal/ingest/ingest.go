@@ -55,6 +55,10 @@ type Worker struct {
 	MaxPassages int
 	// EmbedBatch is how many passages go to the embedder at once. Default 64.
 	EmbedBatch int
+	// EnrichTxFunc, when set, enqueues the follow-up that checks the paper's
+	// record against the paper sources (paper.enrich, package enrich) for the
+	// job's owner, in the transaction that stores the text, so it is never lost.
+	EnrichTxFunc func(ctx context.Context, tx pgx.Tx, paperID, owner uuid.UUID) error
 }
 
 // reasons are what the owner reads when a PDF cannot be used.
@@ -244,6 +248,11 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 		}
 		if err := papers.ApplyPDFTx(ctx, tx, args.PaperID, facts); err != nil {
 			return fmt.Errorf("ingest: %w", err)
+		}
+		if w.EnrichTxFunc != nil {
+			if err := w.EnrichTxFunc(ctx, tx, args.PaperID, owner); err != nil {
+				return fmt.Errorf("ingest: enqueue the check against the sources: %w", err)
+			}
 		}
 		return nil
 	})

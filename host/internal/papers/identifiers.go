@@ -45,3 +45,31 @@ func NormalizeArxivID(s string) (id string, version int, ok bool) {
 	}
 	return "", 0, false
 }
+
+// arxivDOIPrefix is the prefix of the DOIs arXiv registers for its preprints
+// (10.48550/arXiv.2304.05376, lower-cased here like every stored DOI).
+const arxivDOIPrefix = "10.48550/arxiv."
+
+// ArxivIDOfDOI returns the arXiv id an arXiv DOI names ("" for any other DOI):
+// the DOI and the arXiv id are then two names of one work.
+func ArxivIDOfDOI(doi string) string {
+	rest, ok := strings.CutPrefix(NormalizeDOI(doi), arxivDOIPrefix)
+	if !ok {
+		return ""
+	}
+	id, _, ok := NormalizeArxivID(rest)
+	if !ok {
+		return ""
+	}
+	return id
+}
+
+// DOIOfArxivID returns the DOI arXiv registers for the preprint id ("" when id is
+// not an arXiv id).
+func DOIOfArxivID(id string) string {
+	id, _, ok := NormalizeArxivID(id)
+	if !ok {
+		return ""
+	}
+	return arxivDOIPrefix + strings.ToLower(id)
+}

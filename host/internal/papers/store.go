@@ -35,6 +35,9 @@ type Author struct {
 	Name        string `json:"name"`
 	ORCID       string `json:"orcid,omitempty"`
 	Affiliation string `json:"affiliation,omitempty"`
+	// SourceID is the author's id in the source that named them, as
+	// "<source>:<id>" ("openalex:A5023888391"); empty for names read from a PDF.
+	SourceID string `json:"source_id,omitempty"`
 }
 
 // Paper is corpus metadata, shared by every user who may see it.
@@ -58,6 +61,13 @@ type Paper struct {
 	CitationCount     *int           `json:"citation_count,omitempty"`
 	Metadata          map[string]any `json:"metadata,omitempty"`
 	DiscoveredAt      time.Time      `json:"discovered_at"`
+	// Provenance says where each bibliographic field came from (provenance.go):
+	// FromPDF, or the name of the source whose public record gave it. A field
+	// with no entry came with the row's Source.
+	Provenance map[string]string `json:"provenance,omitempty"`
+	// Unverified lists the fields whose value was read from the PDF and not yet
+	// checked against a source, in a fixed order.
+	Unverified []string `json:"unverified,omitempty"`
 }
 
 // Overlay is the caller's own layer on a paper. Nobody else's ever appears.
@@ -99,7 +109,7 @@ const itemColumns = `p.id, coalesce(p.doi, ''), coalesce(p.arxiv_id, ''), coales
 	coalesce(p.openalex_id, ''), coalesce(p.semantic_scholar_id, ''), coalesce(p.pubmed_id, ''),
 	p.title, p.authors, coalesce(p.abstract, ''), p.publication_date, coalesce(p.publication_date_precision, ''),
 	coalesce(p.venue, ''), coalesce(p.url, ''), coalesce(p.pdf_url, ''), p.source, p.citation_count, p.metadata,
-	p.discovered_at,
+	p.discovered_at, p.provenance,
 	ul.paper_id IS NOT NULL, ul.added_at, coalesce(s.state, 'inbox'), coalesce(s.starred, false), s.rating,
 	coalesce(s.flagged, false), coalesce(s.notes, ''), s.read_at`
 
@@ -109,7 +119,7 @@ func scanItem(row pgx.Row, extra ...any) (Item, error) {
 	var rating *int16
 	dest := []any{&it.ID, &it.DOI, &it.ArxivID, &it.ArxivVersion, &it.OpenAlexID, &it.SemanticScholarID, &it.PubMedID,
 		&it.Title, &authors, &it.Abstract, &it.PublicationDate, &it.DatePrecision, &it.Venue, &it.URL, &it.PDFURL,
-		&it.Source, &it.CitationCount, &it.Metadata, &it.DiscoveredAt,
+		&it.Source, &it.CitationCount, &it.Metadata, &it.DiscoveredAt, &it.Provenance,
 		&it.Overlay.InLibrary, &it.Overlay.AddedAt, &it.Overlay.State, &it.Overlay.Starred, &rating,
 		&it.Overlay.Flagged, &it.Overlay.Notes, &it.Overlay.ReadAt}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
@@ -121,6 +131,7 @@ func scanItem(row pgx.Row, extra ...any) (Item, error) {
 	if it.Authors == nil {
 		it.Authors = []Author{}
 	}
+	it.Unverified = unverified(it.Provenance)
 	if rating != nil {
 		r := int(*rating)
 		it.Overlay.Rating = &r

@@ -134,11 +134,49 @@ type PDFAuthor struct {
 	Email       string `json:"email,omitempty"`
 }
 
+// applyPDFSQL fills an upload's fields from its PDF ($2 title, $3 DOI, $4 arXiv id,
+// $5 arXiv version, $6 authors, $7 abstract, $8 year, $9 venue). c says, per field,
+// whether the PDF's value is written; provenance marks each written field FromPDF,
+// and metadata.pdf keeps the identifiers the PDF printed even when another paper
+// holds them, so the paper.enrich job can still look them up.
+const applyPDFSQL = `
+	UPDATE papers p SET
+	  title = CASE WHEN c.title THEN left($2, 1000) ELSE p.title END,
+	  doi = CASE WHEN c.doi THEN $3 ELSE p.doi END,
+	  arxiv_id = CASE WHEN c.arxiv THEN $4 ELSE p.arxiv_id END,
+	  arxiv_version = CASE WHEN c.arxiv THEN $5::int ELSE p.arxiv_version END,
+	  authors = CASE WHEN c.authors THEN $6::jsonb ELSE p.authors END,
+	  abstract = CASE WHEN c.abstract THEN left($7, 50000) ELSE p.abstract END,
+	  publication_date = CASE WHEN c.year THEN make_date($8::int, 1, 1) ELSE p.publication_date END,
+	  publication_date_precision = CASE WHEN c.year THEN 'year' ELSE p.publication_date_precision END,
+	  venue = CASE WHEN c.venue THEN left($9, 1000) ELSE p.venue END,
+	  provenance = p.provenance || jsonb_strip_nulls(jsonb_build_object(
+	      'title', CASE WHEN c.title THEN 'pdf' END, 'doi', CASE WHEN c.doi THEN 'pdf' END,
+	      'arxiv_id', CASE WHEN c.arxiv THEN 'pdf' END, 'authors', CASE WHEN c.authors THEN 'pdf' END,
+	      'abstract', CASE WHEN c.abstract THEN 'pdf' END, 'year', CASE WHEN c.year THEN 'pdf' END,
+	      'venue', CASE WHEN c.venue THEN 'pdf' END)),
+	  metadata = jsonb_set(p.metadata, '{upload,state}', '"ready"') || jsonb_build_object('pdf',
+	      jsonb_strip_nulls(jsonb_build_object('doi', nullif($3, ''), 'arxiv_id', nullif($4, '')))),
+	  updated_at = now()
+	FROM (SELECT q.id,
+	             free AND $2 <> '' AND coalesce(q.provenance->>'title', 'pdf') = 'pdf' AS title,
+	             free AND q.doi IS NULL AND $3 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.doi = $3) AS doi,
+	             free AND q.arxiv_id IS NULL AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) AS arxiv,
+	             free AND q.authors = '[]'::jsonb AND $6::jsonb <> '[]'::jsonb AS authors,
+	             free AND q.abstract IS NULL AND $7 <> '' AS abstract,
+	             free AND q.publication_date IS NULL AND $8::int IS NOT NULL AS year,
+	             free AND q.venue IS NULL AND $9 <> '' AS venue
+	        FROM papers q, LATERAL (SELECT NOT q.metadata ? 'version_of' AS free) v
+	       WHERE q.id = $1) c
+	WHERE p.id = c.id AND p.source = 'upload' AND p.visibility = 'private' AND p.metadata ? 'upload'`
+
 // ApplyPDFTx fills the placeholder fields of an upload's own private paper with
 // what its PDF says (authors, abstract, year and venue only where the row has
-// none), when no other paper already holds the identifier, and marks
-// the upload ready. A shared paper keeps what its sources say, and a private
-// version of one keeps the title copied from it and leaves the identifiers to it.
+// none, the title unless a source gave it), when no other paper already holds the
+// identifier, marks each field it wrote as read from the PDF (unverified), and
+// marks the upload ready. A shared paper keeps what its sources say, and a
+// private version of one keeps the title copied from it and leaves the
+// identifiers to it.
 func ApplyPDFTx(ctx context.Context, tx Querier, paperID uuid.UUID, f PDFFacts) error {
 	var version, year any
 	if f.ArxivVersion > 0 {
@@ -155,21 +193,7 @@ func ApplyPDFTx(ctx context.Context, tx Querier, paperID uuid.UUID, f PDFFacts) 
 		}
 		authors = b
 	}
-	_, err := tx.Exec(ctx, `
-		UPDATE papers p SET
-		  title = CASE WHEN $2 <> '' AND NOT p.metadata ? 'version_of' THEN left($2, 1000) ELSE p.title END,
-		  doi = CASE WHEN p.doi IS NULL AND NOT p.metadata ? 'version_of' AND $3 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.doi = $3) THEN $3 ELSE p.doi END,
-		  arxiv_id = CASE WHEN p.arxiv_id IS NULL AND NOT p.metadata ? 'version_of' AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $4 ELSE p.arxiv_id END,
-		  arxiv_version = CASE WHEN p.arxiv_id IS NULL AND NOT p.metadata ? 'version_of' AND $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.arxiv_id = $4) THEN $5::int ELSE p.arxiv_version END,
-		  authors = CASE WHEN p.authors = '[]'::jsonb AND NOT p.metadata ? 'version_of' THEN $6::jsonb ELSE p.authors END,
-		  abstract = CASE WHEN p.abstract IS NULL AND NOT p.metadata ? 'version_of' AND $7 <> '' THEN left($7, 50000) ELSE p.abstract END,
-		  publication_date = CASE WHEN p.publication_date IS NULL AND NOT p.metadata ? 'version_of' AND $8::int IS NOT NULL THEN make_date($8::int, 1, 1) ELSE p.publication_date END,
-		  publication_date_precision = CASE WHEN p.publication_date IS NULL AND NOT p.metadata ? 'version_of' AND $8::int IS NOT NULL THEN 'year' ELSE p.publication_date_precision END,
-		  venue = CASE WHEN p.venue IS NULL AND NOT p.metadata ? 'version_of' AND $9 <> '' THEN left($9, 1000) ELSE p.venue END,
-		  metadata = jsonb_set(p.metadata, '{upload,state}', '"ready"'),
-		  updated_at = now()
-		WHERE p.id = $1 AND p.source = 'upload' AND p.visibility = 'private' AND p.metadata ? 'upload'`,
-		paperID, f.Title, f.DOI, f.ArxivID, version, string(authors), f.Abstract, year, f.Venue)
+	_, err := tx.Exec(ctx, applyPDFSQL, paperID, f.Title, f.DOI, f.ArxivID, version, string(authors), f.Abstract, year, f.Venue)
 	if err != nil {
 		return fmt.Errorf("papers: apply PDF: %w", err)
 	}

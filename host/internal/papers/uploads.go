@@ -26,9 +26,10 @@ type UploadParams struct {
 func CreateUploadTx(ctx context.Context, tx Querier, userID uuid.UUID, p UploadParams) (uuid.UUID, error) {
 	var id uuid.UUID
 	err := tx.QueryRow(ctx, `
-		INSERT INTO papers (title, source, discovered_by, visibility, metadata)
+		INSERT INTO papers (title, source, discovered_by, visibility, metadata, provenance)
 		VALUES ($1, 'upload', $2, 'private', jsonb_build_object('upload', jsonb_build_object(
-		        'sha256', $3::text, 'filename', $4::text, 'bytes', $5::bigint, 'state', 'pending')))
+		        'sha256', $3::text, 'filename', $4::text, 'bytes', $5::bigint, 'state', 'pending')),
+		        '{"title": "pdf"}')
 		RETURNING id`, p.Title, userID, p.SHA256, p.Filename, p.Size).Scan(&id)
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("papers: create upload: %w", err)
@@ -48,8 +49,9 @@ func CreateVersionTx(ctx context.Context, tx Querier, userID, original uuid.UUID
 	var id uuid.UUID
 	err := tx.QueryRow(ctx, `
 		INSERT INTO papers (title, authors, abstract, publication_date, publication_date_precision, venue, url,
-		                    source, discovered_by, visibility, metadata)
+		                    provenance, source, discovered_by, visibility, metadata)
 		SELECT o.title, o.authors, o.abstract, o.publication_date, o.publication_date_precision, o.venue, o.url,
+		       o.provenance - 'doi' - 'arxiv_id',
 		       'upload', $2, 'private', jsonb_build_object(
 		         'version_of', o.id::text,
 		         'download', jsonb_build_object('url', $3::text, 'sha256', $4::text, 'bytes', $5::bigint),

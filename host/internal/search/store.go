@@ -58,6 +58,9 @@ func Input(p paper.Paper, sourceName string) papers.Input {
 	}
 	for _, a := range p.Authors {
 		au := papers.Author{Name: a.Name, ORCID: a.ORCID}
+		if a.SourceAuthorID != "" {
+			au.SourceID = sourceName + ":" + a.SourceAuthorID
+		}
 		if au.Name == "" {
 			au.Name = strings.TrimSpace(a.GivenName + " " + a.FamilyName)
 		}

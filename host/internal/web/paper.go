@@ -55,6 +55,11 @@ func (h *handler) paperPage(w http.ResponseWriter, r *http.Request, s *session, 
 	var active jobPage
 	if s.c.get("/api/jobs?state=active&limit=50", &active) == nil {
 		for _, j := range active.Jobs {
+			// A check against the sources may wait an hour for them to come back:
+			// only while it runs is it work to watch (and reload the page for).
+			if j.Kind == "paper.enrich" && j.State != "running" {
+				continue
+			}
 			if !seen[j.ID] && j.PaperID() == id {
 				d.Jobs = append(d.Jobs, j)
 			}
@@ -173,6 +178,12 @@ func (h *handler) paperJob(w http.ResponseWriter, r *http.Request, s *session, v
 		return
 	}
 	done(w, r, "/papers/"+id+jobQuery(a.envelope()), msg)
+}
+
+// paperEnrich asks for the paper to be checked against the sources ("Update from
+// sources").
+func (h *handler) paperEnrich(w http.ResponseWriter, r *http.Request, s *session, v *view) {
+	h.paperJob(w, r, s, v, "enrich", "Lectern is checking the paper against the sources.")
 }
 
 // jobQuery is the query that shows a job's progress on the paper page.

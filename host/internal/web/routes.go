@@ -42,6 +42,7 @@ func (h *handler) routes() []Route {
 		{post, "/papers/{id}/ingest", signedIn, u(h.paperIngest)},
 		{post, "/papers/{id}/summary", signedIn, u(h.paperSummarize)},
 		{post, "/papers/{id}/extract", signedIn, u(h.paperExtract)},
+		{post, "/papers/{id}/enrich", signedIn, u(h.paperEnrich)},
 		{post, "/papers/{id}/ask", signedIn, u(h.paperAsk)},
 		{post, "/papers/{id}/cards", signedIn, u(h.paperCardCreate)},
 		{post, "/papers/{id}/cards/draft", signedIn, u(h.paperCardDraft)},

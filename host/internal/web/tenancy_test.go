@@ -48,6 +48,7 @@ var dashboardCases = map[string]idKind{
 	"POST /papers/{id}/state":                      paperID,
 	"POST /papers/{id}/ingest":                     paperID,
 	"POST /papers/{id}/summary":                    paperID,
+	"POST /papers/{id}/enrich":                     paperID,
 	"POST /papers/{id}/extract":                    paperID,
 	"POST /papers/{id}/ask":                        paperID,
 	"POST /papers/{id}/cards":                      paperID,

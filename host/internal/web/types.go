@@ -59,6 +59,10 @@ type paper struct {
 	Metadata        map[string]any `json:"metadata"`
 	DiscoveredAt    time.Time      `json:"discovered_at"`
 	Overlay         overlay        `json:"overlay"`
+	// Provenance names each field's origin ("pdf" or a source); Unverified lists
+	// the fields read from the PDF and not yet checked against a source.
+	Provenance map[string]string `json:"provenance"`
+	Unverified []string          `json:"unverified"`
 	// Sources and Score are set on search results.
 	Sources []string `json:"sources"`
 }
@@ -68,6 +72,35 @@ func (p paper) UploadState() string {
 	up, _ := p.Metadata["upload"].(map[string]any)
 	s, _ := up["state"].(string)
 	return s
+}
+
+// FromPDF reports whether the field's value was read from the PDF and not yet
+// checked against a source.
+func (p paper) FromPDF(field string) bool { return p.Provenance[field] == "pdf" }
+
+// CheckedBy is the source that gave the field's value, or "" when none did.
+func (p paper) CheckedBy(field string) string {
+	if s := p.Provenance[field]; s != "pdf" {
+		return s
+	}
+	return ""
+}
+
+// Checked says how the paper's last check against the sources ended, in words;
+// "" when it was never checked.
+func (p paper) Checked() string {
+	e, _ := p.Metadata["enrichment"].(map[string]any)
+	switch e["outcome"] {
+	case "found":
+		return "Checked against the sources."
+	case "not_found":
+		return "No source knows this paper."
+	case "unreachable":
+		return "The sources could not be reached; Lectern tries again later."
+	case "no_sources":
+		return "No paper source is running on this host."
+	}
+	return ""
 }
 
 // Year is the paper's publication year, or "".
