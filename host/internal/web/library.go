@@ -33,7 +33,9 @@ type libraryData struct {
 	Views  []feedView
 	Sorts  []feedSort
 	Items  []paper
-	Cursor string
+	// Formats are the export's formats.
+	Formats []feedSort
+	Cursor  string
 	Next   string
 	States []string
 }
@@ -54,7 +56,7 @@ func (d *libraryData) NextURL() string {
 func (h *handler) libraryPage(w http.ResponseWriter, r *http.Request, s *session, v *view) {
 	qv := r.URL.Query()
 	d := &libraryData{Scope: qv.Get("scope"), View: qv.Get("view"), Sort: qv.Get("sort"), Query: strings.TrimSpace(qv.Get("q")),
-		Views: feedViews, Sorts: feedSorts, Cursor: qv.Get("cursor"),
+		Views: feedViews, Sorts: feedSorts, Formats: exportFormats, Cursor: qv.Get("cursor"),
 		States: []string{"inbox", "to_read", "reading", "done", "trash"}}
 	if d.Scope != "corpus" {
 		d.Scope = "library"
