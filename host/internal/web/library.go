@@ -26,18 +26,18 @@ type feedSort struct{ Name, Label string }
 var feedSorts = []feedSort{{"added", "Date added"}, {"year", "Year"}, {"title", "Title"}}
 
 type libraryData struct {
-	Scope  string
-	View   string
-	Sort   string
-	Query  string
-	Views  []feedView
-	Sorts  []feedSort
-	Items  []paper
+	Scope string
+	View  string
+	Sort  string
+	Query string
+	Views []feedView
+	Sorts []feedSort
+	Items []paper
 	// Formats are the export's formats.
 	Formats []feedSort
 	Cursor  string
-	Next   string
-	States []string
+	Next    string
+	States  []string
 }
 
 // URL is the library's address for scope and view, keeping the sort and filter.
