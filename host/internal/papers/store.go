@@ -213,7 +213,7 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 			return Page{}, err
 		}
 		args = append(args, key, id)
-		where += fmt.Sprintf(" AND (%s, %s) %s ($%d, $%d)", order.key, order.id, order.after, len(args)-1, len(args))
+		where += fmt.Sprintf(" AND (%s, %s) %s ($%d%s, $%d)", order.key, order.id, order.after, len(args)-1, order.cast, len(args))
 	}
 	rows, err := st.pool.Query(ctx, `SELECT `+itemColumns+`, `+order.key+` `+from+where+
 		` ORDER BY `+order.key+` `+order.dir+`, `+order.id+` `+order.dir+` LIMIT `+limit, args...)
