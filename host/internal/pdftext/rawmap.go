@@ -21,10 +21,9 @@ import (
 type piece struct{ at, n, raw, rawN int }
 
 // sources returns l's pieces: as recorded, or the whole line from l.raw when no
-// step has changed it yet (the common case, kept without a slice). A line with
-// no origin (raw < 0, made by a test) has none.
+// step has changed it yet (the common case, kept without a slice).
 func (l *line) sources() []piece {
-	if l.src != nil || l.raw < 0 {
+	if l.src != nil {
 		return l.src
 	}
 	return []piece{{at: 0, n: len(l.text), raw: l.raw, rawN: len(l.text)}}
