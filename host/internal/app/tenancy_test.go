@@ -244,6 +244,15 @@ var tenancyCases = map[string]tenancyCase{
 			require.Equal(t, http.StatusOK, rec.Code)
 			requireNoLeak(t, rec.Body.String(), alice)
 			require.Contains(t, rec.Body.String(), bob.markers[2], "Bob's own paper is there")
+			// Naming Alice's private paper, or filtering for her words, finds nothing of hers.
+			sel := "&id=" + alice.ids["user_library"] + "&id=" + bob.ids["user_library"]
+			rec = b.do(t, req{method: http.MethodGet, path: "/api/library/export?format=" + format + sel, cookie: bob.cookie})
+			require.Equal(t, http.StatusOK, rec.Code)
+			requireNoLeak(t, rec.Body.String(), alice)
+			require.Contains(t, rec.Body.String(), bob.markers[2], "Bob's own paper is there")
+			rec = b.do(t, req{method: http.MethodGet, path: "/api/library/export?scope=corpus&q=" + url.QueryEscape(alice.markers[2]) + "&format=" + format, cookie: bob.cookie})
+			require.Equal(t, http.StatusOK, rec.Code)
+			requireNoLeak(t, rec.Body.String(), alice)
 		}
 	}},
 	"GET /api/projects": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {

@@ -74,6 +74,11 @@ type Chunk struct {
 	Text string
 	// Start and End are byte offsets into Document.Text.
 	Start, End int
+	// RawStart and RawEnd are byte offsets into Document.Raw: the span from the
+	// first printed byte of the passage to its last (Document.Map.Span), so a
+	// citation can point at the words as printed. Document.RawPageAt gives
+	// their pages.
+	RawStart, RawEnd int
 	// PageStart and PageEnd are the 1-based pages holding the first and the last
 	// character of the chunk.
 	PageStart, PageEnd int
@@ -176,12 +181,15 @@ func Split(paperID string, doc *pdftext.Document, cfg *Config) ([]Chunk, error) 
 			start, end := win[0][0], win[len(win)-1][1]
 			text := doc.Text[start:end]
 			idx := len(out)
+			rawStart, rawEnd, _ := doc.Map.Span(start, end)
 			out = append(out, Chunk{
 				ID:          uuid.NewSHA1(namespace, []byte(paperID+"\x00"+strconv.Itoa(idx)+"\x00"+text)).String(),
 				Index:       idx,
 				Text:        text,
 				Start:       start,
 				End:         end,
+				RawStart:    rawStart,
+				RawEnd:      rawEnd,
 				PageStart:   doc.PageAt(start),
 				PageEnd:     doc.PageAt(end - 1),
 				Section:     sec.Title,

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/require"
 
@@ -141,8 +142,54 @@ func printedRunning(t *testing.T, file string) map[string]bool {
 	return running
 }
 
+func isLigature(r rune) bool { return r >= '\uFB00' && r <= '\uFB06' }
+
+// fold reduces text to what a reader compares: NFKC (ligatures spelled out),
+// lowercase, letters and digits only.
+func fold(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, pdftext.Normalize(s))
+}
+
+// rawOf is the raw text the clean bytes [start, end) came from, piece by piece.
+func rawOf(doc *pdftext.Document, start, end int) string {
+	var b strings.Builder
+	for _, p := range doc.Map.Pieces(start, end) {
+		b.WriteString(doc.Raw[p[0]:p[1]])
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// TestFixturesPassagesMapToThePrintedWords is issue 16's check of the map back
+// to the original: for every passage of every fixture PDF, and every word of
+// it, the raw text its clean offsets map back to normalises to the same
+// letters, and the passage's raw span starts on its first page and ends on its
+// last (or the next, for a word hyphenated across the page break).
+func TestFixturesPassagesMapToThePrintedWords(t *testing.T) {
+	t.Parallel()
+	eachFixture(t, func(t *testing.T, f string, doc *pdftext.Document, chunks []Chunk) {
+		require.NotEmpty(t, doc.Raw)
+		for _, c := range chunks {
+			require.Equal(t, fold(c.Text), fold(rawOf(doc, c.Start, c.End)), "passage %d on page %d", c.Index, c.PageStart)
+			require.Less(t, c.RawStart, c.RawEnd)
+			require.Equal(t, c.PageStart, doc.RawPageAt(c.RawStart), "passage %d starts on its page in the raw text", c.Index)
+			last := doc.RawPageAt(c.RawEnd - 1)
+			require.True(t, last == c.PageEnd || last == c.PageEnd+1, "passage %d ends on page %d of the raw text, not %d", c.Index, last, c.PageEnd)
+			for _, w := range (&words{text: doc.Text, at: c.Start, end: c.End}).all() {
+				clean := doc.Text[w[0]:w[1]]
+				require.Equal(t, fold(clean), fold(rawOf(doc, w[0], w[1])), "word %q of passage %d maps back to %q", clean, c.Index, rawOf(doc, w[0], w[1]))
+			}
+		}
+	})
+}
+
 // TestFixturesCleanPassages is issue 16's check of the clean text: no passage
-// of any fixture PDF holds a word split by a line-break hyphen, a running
+// of any fixture PDF holds a ligature character, a word split by a line-break hyphen, a running
 // header or footer printed on most pages (once, as the title on page 1 may
 // be, is not running), nor do most pages start or end with a bare number.
 func TestFixturesCleanPassages(t *testing.T) {
@@ -152,6 +199,7 @@ func TestFixturesCleanPassages(t *testing.T) {
 		lines := map[int]string{} // the passages' lines by offset, overlaps once
 		for _, c := range chunks {
 			require.NotRegexp(t, lineBreakHyphen, c.Text, "passage %d on page %d", c.Index, c.PageStart)
+			require.False(t, strings.ContainsFunc(c.Text, isLigature), "passage %d on page %d holds a ligature: %q", c.Index, c.PageStart, c.Text)
 			off := c.Start
 			for _, l := range strings.FieldsFunc(c.Text, func(r rune) bool { return r == '\n' || r == '\f' }) {
 				off = c.Start + strings.Index(c.Text[off-c.Start:], l)
@@ -179,4 +227,16 @@ func TestFixturesCleanPassages(t *testing.T) {
 			require.Less(t, numbered, max(2, (len(doc.Pages)+1)/2), "pages keep their numbers at their edges")
 		}
 	})
+}
+
+// all returns the spans of every word left.
+func (w *words) all() [][2]int {
+	var out [][2]int
+	for {
+		s, ok := w.next()
+		if !ok {
+			return out
+		}
+		out = append(out, s)
+	}
 }

@@ -192,12 +192,17 @@ func guardTx(ctx context.Context, tx pgx.Tx, args Args, owner uuid.UUID) error {
 
 func clean(s string) string { return strings.ReplaceAll(s, "\x00", "") }
 
+// keepLength makes s storable as text without moving a byte, so the offsets
+// into it stay true: a NUL, which PostgreSQL text cannot hold, becomes a space.
+func keepLength(s string) string { return strings.ReplaceAll(s, "\x00", " ") }
+
 // save stores text, chunks and citation edges, and what the PDF says about itself
 // (title, DOI, arXiv id where no other paper holds them), in one transaction.
 func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdftext.Document, chunks []chunk.Chunk) error {
 	offsets := make([]int32, len(doc.Pages))
+	rawOffsets := make([]int32, len(doc.Pages))
 	for i, p := range doc.Pages {
-		offsets[i] = int32(p.Offset)
+		offsets[i], rawOffsets[i] = int32(p.Offset), int32(p.RawOffset)
 	}
 	sum, _ := hex.DecodeString(args.SHA256)
 	passages := make([]papers.ChunkParams, len(chunks))
@@ -207,13 +212,15 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 			return fmt.Errorf("ingest: store chunks: %w", err)
 		}
 		passages[i] = papers.ChunkParams{ID: id, Index: c.Index, Section: truncate(clean(c.Section), 500), Text: clean(c.Text),
-			PageStart: c.PageStart, PageEnd: c.PageEnd, CharStart: c.Start, CharEnd: c.End, Tokens: c.Tokens}
+			PageStart: c.PageStart, PageEnd: c.PageEnd, CharStart: c.Start, CharEnd: c.End,
+			RawStart: c.RawStart, RawEnd: c.RawEnd, Tokens: c.Tokens}
 	}
 	return pgx.BeginFunc(ctx, w.Pool, func(tx pgx.Tx) error {
 		if err := guardTx(ctx, tx, args, owner); err != nil {
 			return err
 		}
-		text := papers.TextParams{Extractor: "pdftotext-bbox-layout", Content: clean(doc.Text), PageOffsets: offsets, SHA256: sum}
+		text := papers.TextParams{Extractor: "pdftotext-bbox-layout", Content: clean(doc.Text), PageOffsets: offsets, SHA256: sum,
+			RawContent: keepLength(doc.Raw), RawPageOffsets: rawOffsets, OffsetMap: doc.Map.Ints()}
 		if err := papers.SaveTextTx(ctx, tx, args.PaperID, text, passages); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}

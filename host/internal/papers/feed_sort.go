@@ -35,10 +35,13 @@ type feedOrder struct {
 	dir   string // ASC or DESC
 	after string // the keyset comparison that continues past a row in dir's order
 	text  bool   // the key is text; otherwise a timestamp or date
+	cast  string // the cast of a cursor's key to the key's type, so an index can serve the comparison
 }
 
 // noDate is the year sort's key of a paper without a publication date: after every
-// real date in descending order.
+// real date in descending order. In library scope the year and title keys are
+// read from user_library's sort_year and sort_title, which triggers keep equal to
+// these expressions (migration 0012), so the library's own indexes serve the sort.
 const noDate = `DATE '0001-01-01'`
 
 func feedOrderOf(sort, scope string) (feedOrder, error) {
@@ -54,9 +57,17 @@ func feedOrderOf(sort, scope string) (feedOrder, error) {
 		}
 		return feedOrder{name: sort, key: key, id: idCol, dir: "DESC", after: "<"}, nil
 	case SortYear:
-		return feedOrder{name: sort, key: "coalesce(p.publication_date, " + noDate + ")", id: idCol, dir: "DESC", after: "<"}, nil
+		key := "coalesce(p.publication_date, " + noDate + ")"
+		if scope == ScopeLibrary {
+			key = "ul.sort_year" // the same key, kept beside the row (migration 0012)
+		}
+		return feedOrder{name: sort, key: key, id: idCol, dir: "DESC", after: "<", cast: "::date"}, nil
 	case SortTitle:
-		return feedOrder{name: sort, key: "lower(p.title)", id: idCol, dir: "ASC", after: ">", text: true}, nil
+		key := "lower(p.title)"
+		if scope == ScopeLibrary {
+			key = "ul.sort_title"
+		}
+		return feedOrder{name: sort, key: key, id: idCol, dir: "ASC", after: ">", text: true}, nil
 	}
 	return feedOrder{}, &ViewError{Field: "sort", Value: sort, Valid: SortNames()}
 }

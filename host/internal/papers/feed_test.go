@@ -171,3 +171,39 @@ func TestFeedRefusesACursorOfAnotherSort(t *testing.T) {
 	require.ErrorAs(t, err, &ve)
 	require.Equal(t, "sort", ve.Field)
 }
+
+// TestLibrarySortKeysFollowThePaper: the year and title keys kept beside each
+// library row (migration 0012) follow the paper's title and date as they change,
+// and a row added or moved to another paper takes that paper's keys, so the
+// library's sorts stay the corpus's.
+func TestLibrarySortKeysFollowThePaper(t *testing.T) {
+	t.Parallel()
+	st, user, rows := seedFeed(t)
+	ctx := context.Background()
+	same := func(sort string) {
+		t.Helper()
+		lib := walk(t, st, user, FeedParams{Sort: sort})
+		corpus := walk(t, st, user, FeedParams{Sort: sort, Scope: ScopeCorpus})
+		corpus = slices.DeleteFunc(corpus, func(id uuid.UUID) bool { return !slices.Contains(lib, id) })
+		require.Len(t, lib, len(rows))
+		require.Equal(t, corpus, lib, "the library's %s order is the corpus's keys' order", sort)
+	}
+	// Enrichment fills and corrects a paper's record after it joined libraries.
+	_, err := st.pool.Exec(ctx, `UPDATE papers SET title = 'Omega', publication_date = '2030-01-01', publication_date_precision = 'year' WHERE id = $1`, rows[2].id)
+	require.NoError(t, err)
+	_, err = st.pool.Exec(ctx, `UPDATE papers SET publication_date = NULL, publication_date_precision = NULL WHERE id = $1`, rows[3].id)
+	require.NoError(t, err)
+	same(SortYear)
+	same(SortTitle)
+	require.Equal(t, rows[2].id, walk(t, st, user, FeedParams{Sort: SortYear})[0], "the newest date comes first")
+
+	// A merge moves a library row to the surviving paper.
+	var survivor uuid.UUID
+	require.NoError(t, st.pool.QueryRow(ctx, `INSERT INTO papers (title, publication_date, publication_date_precision, source, visibility)
+		VALUES ('aardvark', '1999-01-01', 'year', 'manual', 'public') RETURNING id`).Scan(&survivor))
+	_, err = st.pool.Exec(ctx, `UPDATE user_library SET paper_id = $2 WHERE user_id = $1 AND paper_id = $3`, user, survivor, rows[4].id)
+	require.NoError(t, err)
+	same(SortTitle)
+	same(SortYear)
+	require.Equal(t, survivor, walk(t, st, user, FeedParams{Sort: SortTitle})[0])
+}

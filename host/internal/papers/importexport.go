@@ -140,13 +140,39 @@ var exportFormats = map[string]exportFormat{
 	"csljson": {bibio.WriteCSLJSON, "application/vnd.citationstyles.csl+json; charset=utf-8", "json"},
 }
 
-// libraryEntries lists the caller's library (trash left out) as neutral entries.
-func (st *Store) libraryEntries(ctx context.Context, userID uuid.UUID) ([]bibio.Entry, error) {
-	rows, err := st.pool.Query(ctx, `SELECT `+itemColumns+` FROM user_library ul JOIN papers p ON p.id = ul.paper_id
-		LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id
-		WHERE ul.user_id = $1 AND `+views["all_non_trash"]+` ORDER BY ul.added_at, p.id`, userID)
+// MaxExportIDs is the most papers one export may name by id: a selection from
+// the dashboard is one page of rows, and 500 ids keep the request line well under
+// the API's header limit.
+const MaxExportIDs = 500
+
+// MaxExportCorpus bounds an export of everything matching a filter across the
+// corpus ("All discovered"); an export of the caller's own library has no bound.
+const MaxExportCorpus = 5000
+
+// ExportParams select the papers of an export. With IDs, those papers the caller
+// may see, in that order; an id of a paper they may not see, or of none, is left
+// out exactly as if it had not been named. Without IDs, every paper Filter's view,
+// scope and text select (its Cursor and Limit are ignored), in its sort's order:
+// the zero value is the whole library, trash left out, newest first.
+type ExportParams struct {
+	IDs    []uuid.UUID
+	Filter FeedParams
+}
+
+// ExportEntries lists the papers p selects for userID as neutral entries, for
+// bibio to write. It fails with a *ViewError for an unknown view, scope or sort.
+func (st *Store) ExportEntries(ctx context.Context, userID uuid.UUID, p ExportParams) ([]bibio.Entry, error) {
+	var rows pgx.Rows
+	var err error
+	if len(p.IDs) > 0 {
+		rows, err = st.pool.Query(ctx, `SELECT `+itemColumns+`
+			FROM unnest($2::uuid[]) WITH ORDINALITY AS sel (id, n) JOIN papers p ON p.id = sel.id`+itemJoins+`
+			WHERE `+visiblePredicate+` ORDER BY sel.n`, userID, p.IDs)
+	} else {
+		rows, err = st.exportMatching(ctx, userID, p.Filter)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("papers: export: %w", err)
+		return nil, err
 	}
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Item, error) { return scanItem(r) })
 	if err != nil {
@@ -154,33 +180,70 @@ func (st *Store) libraryEntries(ctx context.Context, userID uuid.UUID) ([]bibio.
 	}
 	out := make([]bibio.Entry, 0, len(items))
 	for _, it := range items {
-		e := bibio.Entry{Title: it.Title, Venue: it.Venue, DOI: it.DOI, ArxivID: it.ArxivID, PubMedID: it.PubMedID,
-			URL: it.URL, PDFURL: it.PDFURL, Abstract: it.Abstract, Type: "article"}
-		if t, ok := it.Metadata["entry_type"].(string); ok {
-			e.Type = t
-		} else if it.ArxivID != "" && it.Venue == "" {
-			e.Type = "misc"
-		}
-		for k, dst := range map[string]*string{"volume": &e.Volume, "issue": &e.Issue, "pages": &e.Pages, "publisher": &e.Publisher} {
-			if v, ok := it.Metadata[k].(string); ok {
-				*dst = v
-			}
-		}
-		for _, au := range it.Authors {
-			e.Authors = append(e.Authors, bibName(au.Name))
-		}
-		if it.PublicationDate != nil {
-			e.Year = it.PublicationDate.Year()
-			if it.DatePrecision == "month" || it.DatePrecision == "day" {
-				e.Month = int(it.PublicationDate.Month())
-			}
-			if it.DatePrecision == "day" {
-				e.Day = it.PublicationDate.Day()
-			}
-		}
-		out = append(out, e)
+		out = append(out, exportEntry(it))
 	}
 	return out, nil
+}
+
+// exportMatching queries every paper f selects, in f's sort order; at most
+// MaxExportCorpus in corpus scope.
+func (st *Store) exportMatching(ctx context.Context, userID uuid.UUID, f FeedParams) (pgx.Rows, error) {
+	if f.View == "" {
+		f.View = DefaultView
+	}
+	if f.Scope == "" {
+		f.Scope = ScopeLibrary
+	}
+	if f.Sort == "" {
+		f.Sort = SortAdded
+	}
+	order, err := feedOrderOf(f.Sort, f.Scope)
+	if err != nil {
+		return nil, err
+	}
+	from, where, args, err := feedFilter(userID, f)
+	if err != nil {
+		return nil, err
+	}
+	limit := ""
+	if f.Scope == ScopeCorpus {
+		limit = fmt.Sprintf(" LIMIT %d", MaxExportCorpus)
+	}
+	rows, err := st.pool.Query(ctx, `SELECT `+itemColumns+` `+from+where+
+		` ORDER BY `+order.key+` `+order.dir+`, `+order.id+` `+order.dir+limit, args...)
+	if err != nil {
+		return nil, fmt.Errorf("papers: export: %w", err)
+	}
+	return rows, nil
+}
+
+// exportEntry turns a paper into a neutral entry.
+func exportEntry(it Item) bibio.Entry {
+	e := bibio.Entry{Title: it.Title, Venue: it.Venue, DOI: it.DOI, ArxivID: it.ArxivID, PubMedID: it.PubMedID,
+		URL: it.URL, PDFURL: it.PDFURL, Abstract: it.Abstract, Type: "article"}
+	if t, ok := it.Metadata["entry_type"].(string); ok {
+		e.Type = t
+	} else if it.ArxivID != "" && it.Venue == "" {
+		e.Type = "misc"
+	}
+	for k, dst := range map[string]*string{"volume": &e.Volume, "issue": &e.Issue, "pages": &e.Pages, "publisher": &e.Publisher} {
+		if v, ok := it.Metadata[k].(string); ok {
+			*dst = v
+		}
+	}
+	for _, au := range it.Authors {
+		e.Authors = append(e.Authors, bibName(au.Name))
+	}
+	if it.PublicationDate != nil {
+		e.Year = it.PublicationDate.Year()
+		if it.DatePrecision == "month" || it.DatePrecision == "day" {
+			e.Month = int(it.PublicationDate.Month())
+		}
+		if it.DatePrecision == "day" {
+			e.Day = it.PublicationDate.Day()
+		}
+	}
+	return e
 }
 
 // bibName turns "Given Family" into "Family, Given" for reference formats.

@@ -1,11 +1,17 @@
 package papers
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/bibio"
@@ -86,10 +92,14 @@ func (a *API) Import(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, res)
 }
 
-// Export answers GET /api/library/export?format=bibtex|ris|csljson with the papers of
-// the caller's library (not trashed).
+// Export answers GET /api/library/export?format=bibtex|ris|csljson. With id=
+// (repeated, at most MaxExportIDs) it exports those papers the caller may see, in
+// that order, leaving out the others as if they had not been named; without, every
+// paper that view=, scope=, sort= and q= select, as the feed reads them: by default
+// the caller's whole library, trash left out.
 func (a *API) Export(w http.ResponseWriter, r *http.Request) {
-	format := r.URL.Query().Get("format")
+	q := r.URL.Query()
+	format := q.Get("format")
 	if format == "" {
 		format = "bibtex"
 	}
@@ -98,8 +108,18 @@ func (a *API) Export(w http.ResponseWriter, r *http.Request) {
 		httpx.Err(w, r, httpx.Invalid("format must be bibtex, ris or csljson.", httpx.FieldError{Field: "format", Message: "must be bibtex, ris or csljson"}))
 		return
 	}
-	entries, err := a.store.libraryEntries(r.Context(), auth.CallerFrom(r.Context()).UserID)
-	if err != nil {
+	p, apiErr := exportParams(q)
+	if apiErr != nil {
+		httpx.Err(w, r, apiErr)
+		return
+	}
+	entries, err := a.store.ExportEntries(r.Context(), auth.CallerFrom(r.Context()).UserID, p)
+	var ve *ViewError
+	switch {
+	case errors.As(err, &ve):
+		httpx.Err(w, r, httpx.Invalid(ve.Error(), httpx.FieldError{Field: ve.Field, Message: "must be one of " + strings.Join(ve.Valid, ", ")}))
+		return
+	case err != nil:
 		httpx.Err(w, r, httpx.Internal(err))
 		return
 	}
@@ -108,4 +128,30 @@ func (a *API) Export(w http.ResponseWriter, r *http.Request) {
 	if err := out.write(w, entries); err != nil {
 		httpx.Err(w, r, httpx.Internal(err))
 	}
+}
+
+// exportParams reads an export's selection from its query: the ids, each once,
+// or the feed's filter.
+func exportParams(q url.Values) (ExportParams, *httpx.Error) {
+	p := ExportParams{Filter: FeedParams{View: q.Get("view"), Scope: q.Get("scope"), Sort: q.Get("sort"), Query: q.Get("q")}}
+	if utf8.RuneCountInString(p.Filter.Query) > MaxQueryLen {
+		return p, httpx.Invalid("The filter text is too long.", httpx.FieldError{Field: "q", Message: "must be at most " + strconv.Itoa(MaxQueryLen) + " characters"})
+	}
+	raw := q["id"]
+	if len(raw) > MaxExportIDs {
+		return p, httpx.Invalid(fmt.Sprintf("Export at most %d papers by id at a time, or export all that match a filter.", MaxExportIDs),
+			httpx.FieldError{Field: "id", Message: fmt.Sprintf("at most %d", MaxExportIDs)})
+	}
+	seen := make(map[uuid.UUID]bool, len(raw))
+	for _, s := range raw {
+		id, err := uuid.Parse(s)
+		if err != nil {
+			return p, httpx.Invalid("An id is not a paper id.", httpx.FieldError{Field: "id", Message: "must be a UUID"})
+		}
+		if !seen[id] {
+			seen[id] = true
+			p.IDs = append(p.IDs, id)
+		}
+	}
+	return p, nil
 }

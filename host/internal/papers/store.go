@@ -208,40 +208,26 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 	if p.Limit == 0 {
 		p.Limit = 20
 	}
-	pred, err := viewPredicate(p.View, p.Scope)
-	if err != nil {
-		return Page{}, err
-	}
 	order, err := feedOrderOf(p.Sort, p.Scope)
 	if err != nil {
 		return Page{}, err
 	}
-	var from string
-	if p.Scope == ScopeLibrary {
-		from = `FROM user_library ul JOIN papers p ON p.id = ul.paper_id
-			LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id
-			WHERE ul.user_id = $1`
-	} else {
-		from = `FROM papers p` + itemJoins + ` WHERE ` + visiblePredicate
+	from, where, args, err := feedFilter(userID, p)
+	if err != nil {
+		return Page{}, err
 	}
-	args := []any{userID, p.Limit + 1}
-	where := " AND " + pred
-	if text := strings.TrimSpace(p.Query); text != "" {
-		args = append(args, "%"+likeEscaper.Replace(text)+"%")
-		n := len(args)
-		where += fmt.Sprintf(` AND (p.title ILIKE $%d OR EXISTS (
-			SELECT 1 FROM jsonb_array_elements(p.authors) fa WHERE fa->>'name' ILIKE $%d))`, n, n)
-	}
+	args = append(args, p.Limit+1)
+	limit := fmt.Sprintf("$%d", len(args))
 	if p.Cursor != "" {
 		key, id, err := order.decodeCursor(p.Cursor)
 		if err != nil {
 			return Page{}, err
 		}
 		args = append(args, key, id)
-		where += fmt.Sprintf(" AND (%s, %s) %s ($%d, $%d)", order.key, order.id, order.after, len(args)-1, len(args))
+		where += fmt.Sprintf(" AND (%s, %s) %s ($%d%s, $%d)", order.key, order.id, order.after, len(args)-1, order.cast, len(args))
 	}
 	rows, err := st.pool.Query(ctx, `SELECT `+itemColumns+`, `+order.key+` `+from+where+
-		` ORDER BY `+order.key+` `+order.dir+`, `+order.id+` `+order.dir+` LIMIT $2`, args...)
+		` ORDER BY `+order.key+` `+order.dir+`, `+order.id+` `+order.dir+` LIMIT `+limit, args...)
 	if err != nil {
 		return Page{}, fmt.Errorf("papers: feed: %w", err)
 	}
@@ -268,6 +254,33 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 		page.Items = append(page.Items, r.it)
 	}
 	return page, nil
+}
+
+// feedFilter returns the FROM and WHERE of the papers p selects for userID (its
+// view, scope and text filter, defaults applied by the caller) and their
+// arguments, $1 being userID. The FROM aliases papers as p, the caller's state as s
+// and their library row as ul, as itemColumns needs.
+func feedFilter(userID uuid.UUID, p FeedParams) (from, where string, args []any, err error) {
+	pred, err := viewPredicate(p.View, p.Scope)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if p.Scope == ScopeLibrary {
+		from = `FROM user_library ul JOIN papers p ON p.id = ul.paper_id
+			LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id
+			WHERE ul.user_id = $1`
+	} else {
+		from = `FROM papers p` + itemJoins + ` WHERE ` + visiblePredicate
+	}
+	args = []any{userID}
+	where = " AND " + pred
+	if text := strings.TrimSpace(p.Query); text != "" {
+		args = append(args, "%"+likeEscaper.Replace(text)+"%")
+		n := len(args)
+		where += fmt.Sprintf(` AND (p.title ILIKE $%d OR EXISTS (
+			SELECT 1 FROM jsonb_array_elements(p.authors) fa WHERE fa->>'name' ILIKE $%d))`, n, n)
+	}
+	return from, where, args, nil
 }
 
 // likeEscaper makes a user's text match itself in ILIKE (whose escape is \).

@@ -38,6 +38,55 @@ func (st *Store) VisibleText(ctx context.Context, userID, paperID uuid.UUID) (Te
 	return t, nil
 }
 
+// RawText is the text of a paper's PDF as extracted, before cleaning, and the
+// way back to it from the clean text.
+type RawText struct {
+	// Content is the raw text; PageStarts where each page starts in it.
+	Content    string
+	PageStarts []int
+	// Map is the map from the clean text (Text.Content) to Content, as
+	// pdftext.OffsetMap.Ints wrote it.
+	Map []int32
+}
+
+// PassageSpan is where a passage was printed: its span in RawText.Content.
+type PassageSpan struct {
+	ChunkID          uuid.UUID
+	Start, End       int // in the clean text
+	RawStart, RawEnd int // in the raw text; both 0 for a text read before the map was kept
+}
+
+// VisibleRawText returns the raw text of a paper userID may see, with its
+// passages' spans in index order; ErrNotFound otherwise, and an empty RawText for
+// a paper whose text was read before raw texts were kept.
+func (st *Store) VisibleRawText(ctx context.Context, userID, paperID uuid.UUID) (RawText, []PassageSpan, error) {
+	var rt RawText
+	err := st.pool.QueryRow(ctx, `
+		SELECT coalesce(t.raw_content, ''), coalesce(t.raw_page_offsets, '{}'), coalesce(t.offset_map, '{}')
+		  FROM papers p LEFT JOIN paper_texts t ON t.paper_id = p.id
+		 WHERE p.id = $2 AND `+visiblePredicate, userID, paperID).Scan(&rt.Content, &rt.PageStarts, &rt.Map)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return RawText{}, nil, ErrNotFound
+	}
+	if err != nil {
+		return RawText{}, nil, fmt.Errorf("papers: read raw text: %w", err)
+	}
+	rows, err := st.pool.Query(ctx, `SELECT id, char_start, char_end, coalesce(raw_start, 0), coalesce(raw_end, 0)
+		FROM paper_chunks WHERE paper_id = $1 ORDER BY chunk_index`, paperID)
+	if err != nil {
+		return RawText{}, nil, fmt.Errorf("papers: read passage spans: %w", err)
+	}
+	spans, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PassageSpan, error) {
+		var s PassageSpan
+		err := r.Scan(&s.ChunkID, &s.Start, &s.End, &s.RawStart, &s.RawEnd)
+		return s, err
+	})
+	if err != nil {
+		return RawText{}, nil, fmt.Errorf("papers: read passage spans: %w", err)
+	}
+	return rt, spans, nil
+}
+
 // TextLock is what LockForTextTx finds on a paper about to get a PDF's text.
 type TextLock struct {
 	// SHA256 is the digest of the PDF its text was read from; nil when it has none.
@@ -71,6 +120,12 @@ type TextParams struct {
 	Content     string
 	PageOffsets []int32
 	SHA256      []byte
+	// RawContent is the text as extracted before cleaning, RawPageOffsets where
+	// its pages start, and OffsetMap the map from Content back to it
+	// (pdftext.OffsetMap.Ints). docs/decisions.md, "The library (issue 16)".
+	RawContent     string
+	RawPageOffsets []int32
+	OffsetMap      []int32
 }
 
 // ChunkParams are one passage of a paper's text.
@@ -81,7 +136,10 @@ type ChunkParams struct {
 	Text               string
 	PageStart, PageEnd int
 	CharStart, CharEnd int
-	Tokens             int
+	// RawStart and RawEnd are the passage's span in TextParams.RawContent; not
+	// stored when RawEnd is not after RawStart.
+	RawStart, RawEnd int
+	Tokens           int
 }
 
 // SaveTextTx replaces the paper's text and passages, in the caller's transaction.
@@ -90,22 +148,31 @@ func SaveTextTx(ctx context.Context, tx pgx.Tx, paperID uuid.UUID, text TextPara
 		return fmt.Errorf("papers: save text: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `
-		INSERT INTO paper_texts (paper_id, extractor, content, page_offsets, page_count, sha256)
-		VALUES ($1, $2, $3, $4, $5, $6)
+		INSERT INTO paper_texts (paper_id, extractor, content, page_offsets, page_count, sha256,
+		                         raw_content, raw_page_offsets, offset_map)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), coalesce($8, '{}'::integer[]), coalesce($9, '{}'::integer[]))
 		ON CONFLICT (paper_id) DO UPDATE SET extractor = EXCLUDED.extractor, content = EXCLUDED.content,
 		      page_offsets = EXCLUDED.page_offsets, page_count = EXCLUDED.page_count, sha256 = EXCLUDED.sha256,
-		      extracted_at = now()`, paperID, text.Extractor, text.Content, text.PageOffsets, len(text.PageOffsets), text.SHA256); err != nil {
+		      raw_content = EXCLUDED.raw_content, raw_page_offsets = EXCLUDED.raw_page_offsets,
+		      offset_map = EXCLUDED.offset_map, extracted_at = now()`,
+		paperID, text.Extractor, text.Content, text.PageOffsets, len(text.PageOffsets), text.SHA256,
+		text.RawContent, text.RawPageOffsets, text.OffsetMap); err != nil {
 		return fmt.Errorf("papers: save text: %w", err)
 	}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"paper_chunks"},
-		[]string{"id", "paper_id", "chunk_index", "section", "content", "page_start", "page_end", "char_start", "char_end", "token_count"},
+		[]string{"id", "paper_id", "chunk_index", "section", "content", "page_start", "page_end", "char_start", "char_end",
+			"raw_start", "raw_end", "token_count"},
 		pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
 			c := chunks[i]
-			var section any
+			var section, rawStart, rawEnd any
 			if c.Section != "" {
 				section = c.Section
 			}
-			return []any{c.ID, paperID, c.Index, section, c.Text, c.PageStart, c.PageEnd, c.CharStart, c.CharEnd, c.Tokens}, nil
+			if c.RawEnd > c.RawStart {
+				rawStart, rawEnd = c.RawStart, c.RawEnd
+			}
+			return []any{c.ID, paperID, c.Index, section, c.Text, c.PageStart, c.PageEnd, c.CharStart, c.CharEnd,
+				rawStart, rawEnd, c.Tokens}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("papers: store chunks: %w", err)

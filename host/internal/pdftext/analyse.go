@@ -7,11 +7,11 @@ import (
 	"unicode"
 )
 
-// analyse builds the Document from the layout: the title from page 1 as
-// printed, then the clean text (see clean) and its offsets, identifiers,
-// sections and references.
-func analyse(layout []layoutPage) *Document {
-	doc := &Document{}
+// analyse builds the Document from the layout and its raw text: the title from
+// page 1 as printed, then the clean text (see clean), its offsets and its map
+// back to the raw text, identifiers, sections and references.
+func analyse(layout []layoutPage, raw string) *Document {
+	doc := &Document{Raw: raw}
 	var front []line // page 1 as printed, running header included: the front matter
 	if len(layout) > 0 {
 		front = layout[0].lines
@@ -34,17 +34,21 @@ func analyse(layout []layoutPage) *Document {
 			}
 			l.start = sb.Len()
 			sb.WriteString(l.text)
+			for _, s := range l.sources() {
+				doc.Map.add(segment{clean: l.start + s.at, n: s.n, raw: s.raw, rawN: s.rawN})
+			}
 			lines = append(lines, l)
 		}
-		doc.Pages = append(doc.Pages, Page{Number: i + 1, Offset: start})
+		doc.Pages = append(doc.Pages, Page{Number: i + 1, Offset: start, RawOffset: p.rawOff})
 	}
 	doc.Text = sb.String()
 	for i := range doc.Pages {
-		end := len(doc.Text)
+		end, rawEnd := len(doc.Text), len(doc.Raw)
 		if i+1 < len(doc.Pages) {
-			end = doc.Pages[i+1].Offset - 1
+			end, rawEnd = doc.Pages[i+1].Offset-1, doc.Pages[i+1].RawOffset-1
 		}
 		doc.Pages[i].Text = doc.Text[doc.Pages[i].Offset:end]
+		doc.Pages[i].Raw = doc.Raw[doc.Pages[i].RawOffset:rawEnd]
 	}
 	doc.Sections = findSections(doc.Text, lines)
 	doc.References = findReferences(doc, lines)

@@ -10,24 +10,99 @@ import (
 
 // clean is the one normalisation step between pdftotext's layout and the
 // Document's text: it drops the running headers, footers and page numbers
-// (see runningLines) and joins the words hyphenated across line breaks (see
-// joinHyphens). It works on lines, page by page, before the text is built, so
-// Document.Text is the clean text and every offset in the Document (pages,
-// sections, references, and the chunks cut from it) points into it; a word
-// joined across a page break stays on the page where it starts.
+// (see runningLines), rejoins words split in small capitals or letter spacing
+// (rejoinCaps), spells out ligatures (fixLigatures) and joins the words
+// hyphenated across line breaks (see joinHyphens). It works on lines, page by
+// page, before the text is built, so Document.Text is the clean text and every
+// offset in the Document (pages, sections, references, and the chunks cut from
+// it) points into it; a word joined across a page break stays on the page
+// where it starts. Each step keeps where every byte came from in the raw text
+// (rawmap.go), which becomes Document.Map.
 func clean(layout []layoutPage) []layoutPage {
 	drop := runningLines(layout)
 	out := make([]layoutPage, len(layout))
 	for i, p := range layout {
-		out[i] = layoutPage{width: p.width, height: p.height}
+		out[i] = layoutPage{width: p.width, height: p.height, rawOff: p.rawOff}
 		for j, l := range p.lines {
-			if !drop[[2]int{i, j}] {
-				out[i].lines = append(out[i].lines, l)
+			if drop[[2]int{i, j}] {
+				continue
 			}
+			rejoinCaps(&l)
+			fixLigatures(&l)
+			out[i].lines = append(out[i].lines, l)
 		}
 	}
 	joinHyphens(out)
 	return out
+}
+
+// ligatures are the Latin ligatures of Unicode's Alphabetic Presentation Forms
+// (U+FB00 to U+FB06), which pdftotext copies from fonts that draw them as one
+// glyph, spelled out as their compatibility decompositions.
+var ligatures = map[rune]string{
+	'\uFB00': "ff", '\uFB01': "fi", '\uFB02': "fl", '\uFB03': "ffi", '\uFB04': "ffl", '\uFB05': "ſt", '\uFB06': "st",
+}
+
+func isLigature(r rune) bool { return r >= '\uFB00' && r <= '\uFB06' }
+
+// fixLigatures spells out the ligatures of l ("ﬁnd" -> "find"); each spelled-out
+// pair maps back to its ligature in the raw text.
+func fixLigatures(l *line) {
+	if !strings.ContainsFunc(l.text, isLigature) {
+		return
+	}
+	var b lineBuilder
+	last := 0
+	for i, r := range l.text {
+		if s, ok := ligatures[r]; ok {
+			b.keep(l, last, i)
+			last = i + utf8.RuneLen(r)
+			b.replace(l, i, last, s)
+		}
+	}
+	b.keep(l, last, len(l.text))
+	b.into(l)
+}
+
+// rejoinCaps joins the words of l that pdftotext split out of one word set in
+// small capitals or letter-spaced, where the words' boxes say so (capsGroups):
+// "S CIENCE P ARSE" reads "ScienceParse", the small capitals in lowercase as
+// they are in the source. Lines without such boxes are left as they are.
+func rejoinCaps(l *line) {
+	geom := l.geom
+	l.geom = nil
+	if geom == nil {
+		return
+	}
+	words := strings.Split(l.text, " ")
+	if len(words) != len(geom)+1 {
+		return // a word holding a space of its own: the boxes cannot be matched
+	}
+	groups := capsGroups(words, geom)
+	if len(groups) == 0 {
+		return
+	}
+	starts := make([]int, len(words))
+	for i, off := 0, 0; i < len(words); i++ {
+		starts[i] = off
+		off += len(words[i]) + 1
+	}
+	var b lineBuilder
+	pos := 0 // the next byte of l to copy
+	for _, g := range groups {
+		b.keep(l, pos, starts[g.from])
+		for k := g.from; k < g.to; k++ {
+			end := starts[k] + len(words[k])
+			if g.small[k-g.from] {
+				b.keepAs(l, starts[k], end, strings.ToLower(words[k]))
+			} else {
+				b.keep(l, starts[k], end)
+			}
+		}
+		pos = starts[g.to-1] + len(words[g.to-1])
+	}
+	b.keep(l, pos, len(l.text))
+	b.into(l)
 }
 
 // edgeBand is the share of the page height at its top and at its bottom where
@@ -149,7 +224,7 @@ func joinHyphens(pages []layoutPage) {
 		kept := pages[i].lines[:0]
 		for _, l := range pages[i].lines {
 			if prev != nil {
-				l.text = joinInto(prev, l.text, plain, pairs)
+				joinInto(prev, &l, plain, pairs)
 			}
 			if l.text == "" {
 				continue // its only word went up to the line before
@@ -162,30 +237,37 @@ func joinHyphens(pages []layoutPage) {
 }
 
 // joinInto moves next's first word onto the end of prev when prev ends in a
-// line-break hyphen, and returns what is left of next.
-func joinInto(prev *line, next string, plain, pairs map[string]bool) string {
+// line-break hyphen, leaving the rest of next.
+func joinInto(prev, next *line, plain, pairs map[string]bool) {
 	r, size := utf8.DecodeLastRuneInString(prev.text)
 	if !isHyphen(r) {
-		return next
+		return
 	}
 	head := prev.text[:len(prev.text)-size]
 	before, _ := utf8.DecodeLastRuneInString(head)
-	first, _ := utf8.DecodeRuneInString(next)
+	first, _ := utf8.DecodeRuneInString(next.text)
 	capsNumber := unicode.IsUpper(before) && unicode.IsDigit(first) // "COVID-\n19"
 	if !capsNumber && (!unicode.IsLetter(before) || !unicode.IsLower(first)) {
-		return next
+		return
 	}
-	word, rest, _ := strings.Cut(next, " ")
+	word, _, hasRest := strings.Cut(next.text, " ")
 	token := head[strings.LastIndexByte(head, ' ')+1:]
+	var pb, nb lineBuilder
 	switch {
 	case suspended[word]:
-		prev.text = head + "- " + word
+		pb.keep(prev, 0, len(prev.text))
+		pb.insert(" ")
 	case keepHyphen(token, word, plain, pairs):
-		prev.text = head + "-" + word
+		pb.keep(prev, 0, len(prev.text))
 	default:
-		prev.text = head + word
+		pb.keep(prev, 0, len(head))
 	}
-	return rest
+	pb.keep(next, 0, len(word))
+	if hasRest {
+		nb.keep(next, len(word)+1, len(next.text))
+	}
+	pb.into(prev)
+	nb.into(next)
 }
 
 // keepHyphen says whether the hyphen between token, which ended a line, and

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -118,6 +119,14 @@ type Document struct {
 	References []Reference
 	// Metadata holds the authors, abstract, year and venue read from page 1.
 	Metadata
+	// Raw is every page's text as pdftotext extracted it, before the clean
+	// text's steps: running headers and page numbers still in, words still
+	// hyphenated across lines, ligatures and split small capitals as printed.
+	// It is laid out as Text is (pages joined by "\f").
+	Raw string
+	// Map maps each byte offset of Text back to Raw: where the printed words
+	// of a passage or a quote are.
+	Map OffsetMap
 }
 
 // Page is one page of a Document.
@@ -128,6 +137,10 @@ type Page struct {
 	Offset int
 	// Text is the page's text, equal to Document.Text[Offset:Offset+len(Text)].
 	Text string
+	// RawOffset is where the page starts in Document.Raw, and Raw its raw text,
+	// equal to Document.Raw[RawOffset:RawOffset+len(Raw)].
+	RawOffset int
+	Raw       string
 }
 
 // PageAt returns the 1-based number of the page holding byte offset off of
@@ -143,6 +156,12 @@ func (d *Document) PageAt(off int) int {
 		}
 	}
 	return lo + 1
+}
+
+// RawPageAt returns the 1-based number of the page holding byte offset off of
+// Raw; offsets past the end belong to the last page.
+func (d *Document) RawPageAt(off int) int {
+	return sort.Search(len(d.Pages), func(i int) bool { return d.Pages[i].RawOffset > off })
 }
 
 // ExtractFile extracts the PDF at path. See [Extract].
@@ -224,7 +243,7 @@ func extractPath(ctx context.Context, path string, o Opts) (*Document, error) {
 	if pages > o.MaxPages {
 		return nil, fmt.Errorf("pdftext: %w", &PageLimitError{Pages: pages, Limit: o.MaxPages})
 	}
-	layout, err := pdftotext(ctx, o, path)
+	layout, raw, err := pdftotext(ctx, o, path)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +253,7 @@ func extractPath(ctx context.Context, path string, o Opts) (*Document, error) {
 	if !hasTextLayer(layout, o.MinPageChars) {
 		return nil, fmt.Errorf("pdftext: %w: no page of %d holds %d characters of text", ErrScanned, len(layout), o.MinPageChars)
 	}
-	doc := analyse(layout)
+	doc := analyse(layout, raw)
 	if doc.Title == "" || len(doc.Authors) == 0 {
 		title, author := infoDict(ctx, o.PdfinfoPath, path)
 		applyInfo(doc, title, author)
@@ -322,8 +341,9 @@ func findLine(r io.Reader, prefix string) (string, error) {
 // pdftotext runs `pdftotext -bbox-layout` and decodes its XML as it is written,
 // under o's caps: crossing one kills the process and fails with
 // ErrTooMuchText or ErrTooManyPages.
-func pdftotext(ctx context.Context, o Opts, path string) ([]layoutPage, error) {
+func pdftotext(ctx context.Context, o Opts, path string) ([]layoutPage, string, error) {
 	var pages []layoutPage
+	var raw string
 	lim := limits{
 		pages:       o.MaxPages,
 		textBytes:   int64(o.MaxTextBytes),
@@ -333,22 +353,22 @@ func pdftotext(ctx context.Context, o Opts, path string) ([]layoutPage, error) {
 	}
 	stderr, err := run(ctx, o.PdftotextPath, []string{"-bbox-layout", "-enc", "UTF-8", path, "-"}, func(stdout io.Reader) error {
 		var err error
-		pages, err = parseBBoxLayout(stdout, lim)
+		pages, raw, err = parseBBoxLayout(stdout, lim)
 		return err
 	})
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrToolMissing), ctx.Err() != nil:
-			return nil, err
+			return nil, "", err
 		case errors.Is(err, ErrTooMuchText), errors.Is(err, ErrTooManyPages):
-			return nil, fmt.Errorf("pdftext: %w", err)
+			return nil, "", fmt.Errorf("pdftext: %w", err)
 		case strings.Contains(stderr, "Incorrect password"):
-			return nil, fmt.Errorf("pdftext: %w", ErrEncrypted)
+			return nil, "", fmt.Errorf("pdftext: %w", ErrEncrypted)
 		default:
-			return nil, fmt.Errorf("pdftext: %w: pdftotext: %s", ErrMalformed, firstLine(stderr, err))
+			return nil, "", fmt.Errorf("pdftext: %w: pdftotext: %s", ErrMalformed, firstLine(stderr, err))
 		}
 	}
-	return pages, nil
+	return pages, raw, nil
 }
 
 // run runs bin with args under ctx, handing its stdout to read as it is

@@ -7,6 +7,8 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // box is a rectangle in PDF points, y growing downwards (pdftotext's convention).
@@ -21,12 +23,22 @@ type line struct {
 	page  int     // 1-based page number
 	ph    float64 // height of the page
 	start int     // byte offset of the line in Document.Text, set when the text is built
+	// raw is where the line's text starts in Document.Raw; src, once a
+	// cleaning step has changed the text, where each part of it came from
+	// (see sources).
+	raw int
+	src []piece
+	// geom is how each word sits against the next (len(words)-1 entries), kept
+	// only for lines where small capitals or letter spacing may have been split.
+	geom []gapGeom
 }
 
-// layoutPage is one page: its size and its lines in reading order.
+// layoutPage is one page: its size, its lines in reading order, and where its
+// text starts in the raw text.
 type layoutPage struct {
 	width, height float64
 	lines         []line
+	rawOff        int
 }
 
 // limits are the caps parseBBoxLayout enforces while it reads.
@@ -41,9 +53,10 @@ type limits struct {
 // parseBBoxLayout reads the XHTML that `pdftotext -bbox-layout` writes, token by
 // token as it arrives, and stops with a *TextLimitError or *PageLimitError as
 // soon as the text read crosses one of lim's caps: it never holds more than
-// lim.textBytes of text in lim.lines lines, nor buffers more than
-// lim.tokenBytes of XML.
-func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, error) {
+// lim.textBytes of text in lim.lines lines (and the same again as the raw
+// text), nor buffers more than lim.tokenBytes of XML. It returns the pages and
+// their raw text (see Document.Raw).
+func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, string, error) {
 	in := &streamGuard{r: r, maxBytes: lim.outputBytes, maxToken: lim.tokenBytes}
 	dec := xml.NewDecoder(in)
 	dec.Strict = false
@@ -58,24 +71,28 @@ func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, error) {
 		block     = -1
 		textBytes int64 // text held, counted as in Document.Text
 		lines     int
+		wb, prev  box       // the current word's box, and the previous word's on the line
+		prevOne   bool      // the previous word is one letter
+		gs        []gapGeom // how each word of the line sits against the next
+		odd       bool      // the line may hold split small capitals or spaced letters
 	)
 	for {
 		tok, err := dec.RawToken()
 		if in.err != nil {
-			return nil, in.err
+			return nil, "", in.err
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("parse pdftotext output: %w", err)
+			return nil, "", fmt.Errorf("parse pdftotext output: %w", err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch t.Name.Local {
 			case "page":
 				if len(pages) == lim.pages {
-					return nil, &PageLimitError{Pages: len(pages) + 1, Limit: lim.pages}
+					return nil, "", &PageLimitError{Pages: len(pages) + 1, Limit: lim.pages}
 				}
 				pages = append(pages, layoutPage{width: attrFloat(t, "width"), height: attrFloat(t, "height")})
 				textBytes++ // the form feed before it
@@ -87,12 +104,12 @@ func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, error) {
 					continue
 				}
 				cur = &line{box: attrBox(t), block: block, page: len(pages), ph: pages[len(pages)-1].height}
-				text, sizes = text[:0], sizes[:0]
+				text, sizes, gs, odd = text[:0], sizes[:0], gs[:0], false
 			case "word":
 				inWord = true
 				word = word[:0]
-				b := attrBox(t)
-				sizes = append(sizes, b.y1-b.y0)
+				wb = attrBox(t)
+				sizes = append(sizes, wb.y1-wb.y0)
 			}
 		case xml.CharData:
 			if inWord {
@@ -103,22 +120,30 @@ func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, error) {
 			case "word":
 				inWord = false
 				if w := bytes.TrimSpace(word); len(w) > 0 && cur != nil {
+					one := utf8.RuneCount(w) == 1
 					if len(text) > 0 {
 						text = append(text, ' ')
+						g := sitting(prev, wb)
+						gs = append(gs, g)
+						odd = odd || g.touch && (g.ratio < 0.95 || g.ratio > 1.05) || prevOne && one && g.gap < 0.25
 					}
 					text = append(text, w...)
+					prev, prevOne = wb, one
 					if textBytes += int64(len(w)) + 1; textBytes > lim.textBytes {
-						return nil, &TextLimitError{What: "bytes of text", Limit: lim.textBytes}
+						return nil, "", &TextLimitError{What: "bytes of text", Limit: lim.textBytes}
 					}
 				}
 			case "line":
 				if cur != nil && len(text) > 0 {
 					if lines++; lines > lim.lines {
-						return nil, &TextLimitError{What: "lines of text", Limit: int64(lim.lines)}
+						return nil, "", &TextLimitError{What: "lines of text", Limit: int64(lim.lines)}
 					}
 					textBytes++ // a blank line between blocks
 					cur.text = string(text)
 					cur.size = median(sizes)
+					if odd {
+						cur.geom = append([]gapGeom(nil), gs...)
+					}
 					p := &pages[len(pages)-1]
 					p.lines = append(p.lines, *cur)
 				}
@@ -126,10 +151,50 @@ func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, error) {
 			}
 		}
 	}
+	raw := rawText(pages)
 	for i := range pages {
 		pages[i].lines = mergeNumberLines(pages[i].lines)
 	}
-	return pages, nil
+	return pages, raw, nil
+}
+
+// sitting says how word b sits after word a on a line.
+func sitting(a, b box) gapGeom {
+	ha, hb := a.y1-a.y0, b.y1-b.y0
+	if ha <= 0 || hb <= 0 {
+		return noGeom
+	}
+	gap := b.x0 - a.x1
+	return gapGeom{touch: gap < 0.15*max(ha, hb) && gap > -0.5*min(ha, hb), ratio: hb / ha, gap: gap / ha, base: (b.y1 - a.y1) / ha}
+}
+
+// noGeom is the sitting of two words nothing is known of: apart, same size.
+var noGeom = gapGeom{ratio: 1, gap: 1}
+
+// rawText lays the pages' lines out as Document.Text would be laid out without
+// cleaning (lines joined by a newline, blocks by a blank line, pages by a form
+// feed) and records where each line and page starts in it.
+func rawText(pages []layoutPage) string {
+	var sb strings.Builder
+	for i := range pages {
+		if i > 0 {
+			sb.WriteByte('\f')
+		}
+		p := &pages[i]
+		p.rawOff = sb.Len()
+		for j := range p.lines {
+			if j > 0 {
+				if p.lines[j].block != p.lines[j-1].block {
+					sb.WriteString("\n\n")
+				} else {
+					sb.WriteByte('\n')
+				}
+			}
+			p.lines[j].raw = sb.Len()
+			sb.WriteString(p.lines[j].text)
+		}
+	}
+	return sb.String()
 }
 
 // mergeNumberLines joins a section number that pdftotext put in a block of its
@@ -146,7 +211,7 @@ func mergeNumberLines(lines []line) []line {
 			n := lines[j]
 			sameRow := abs(n.y0-l.y0) < 2 && abs(n.y1-l.y1) < 2
 			if !drop[j] && sameRow && n.x0 > l.x1 && n.x0-l.x1 < 60 {
-				l.text += " " + n.text
+				appendLine(l, &n)
 				l.x1, l.size = n.x1, n.size
 				drop[j] = true
 				break
@@ -160,6 +225,38 @@ func mergeNumberLines(lines []line) []line {
 		}
 	}
 	return out
+}
+
+// appendLine puts n's text after l's, a space between, keeping where both came
+// from and how their words sit.
+func appendLine(l, n *line) {
+	if l.geom != nil || n.geom != nil {
+		g := l.geom
+		if g == nil {
+			g = wordsGeom(l.text)
+		}
+		g = append(g, noGeom)
+		if n.geom != nil {
+			g = append(g, n.geom...)
+		} else {
+			g = append(g, wordsGeom(n.text)...)
+		}
+		l.geom = g
+	}
+	var b lineBuilder
+	b.keep(l, 0, len(l.text))
+	b.insert(" ")
+	b.keep(n, 0, len(n.text))
+	b.into(l)
+}
+
+// wordsGeom is the sitting of the words of s when nothing is known of them.
+func wordsGeom(s string) []gapGeom {
+	g := make([]gapGeom, strings.Count(s, " "))
+	for i := range g {
+		g[i] = noGeom
+	}
+	return g
 }
 
 // streamGuard passes pdftotext's output to the XML decoder. It drops the C0

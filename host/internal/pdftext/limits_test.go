@@ -158,7 +158,7 @@ func TestParseBBoxLayoutStopsAStreamAtEachCap(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := parseBBoxLayout(tc.in, tc.lim)
+			_, _, err := parseBBoxLayout(tc.in, tc.lim)
 			require.Equal(t, tc.want, err)
 			require.True(t, errors.Is(err, ErrTooMuchText) || errors.Is(err, ErrTooManyPages))
 		})

@@ -318,6 +318,18 @@ func (c *caller) raw(method, path string, body io.Reader, contentType string, ou
 	return nil
 }
 
+// download opens a GET whose answer is a file to pass on to the browser (an
+// export); the caller closes the body. An error answer is an *apiError.
+func (c *caller) download(path string) (*http.Response, error) {
+	req, err := c.request(c.r.Context(), http.MethodGet, path, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "*/*")
+	_ = http.NewResponseController(c.w).SetWriteDeadline(time.Now().Add(longCall))
+	return c.send(req)
+}
+
 // q builds a query string from pairs, skipping empty values.
 func q(pairs ...string) string {
 	v := url.Values{}

@@ -11,11 +11,14 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/bibio"
 )
 
 // The browser suite drives headless Chromium (Debian's chromium package, which
@@ -350,7 +353,51 @@ func browserFlow(t *testing.T, s *stack) {
 		require.Contains(t, rows, "interleaving.pdf")
 		require.Contains(t, rows, "retrieval-practice.pdf")
 		require.Equal(t, 2, strings.Count(rows, "Ready."), rows)
+		step(t, ctx, "the new papers join the library's list without a reload",
+			chromedp.WaitVisible(chromedp.CSS(`[data-library-list] .paper-item a[href^="/papers/"]`)),
+			chromedp.Poll[chromedp.Void](`(() => { const t = document.querySelector("[data-library-list]").textContent;
+				return t.includes("Interleaving for Readers") && t.includes("Retrieval Practice for Readers"); })()`))
+		still, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("[data-upload-rows] li").length`))
+		require.NoError(t, err)
+		require.Equal(t, 2, still, "the page was not reloaded: the upload rows are still there")
 		shot(t, ctx, "16c-several-uploads")
+	})
+
+	t.Run("export-selection", func(t *testing.T) {
+		dir := t.TempDir()
+		step(t, ctx, "downloads go to a folder of the test's",
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := cdp.Call(ctx, tg, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+					Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir})
+				return err
+			}))
+		step(t, ctx, "tick two rows and choose BibTeX",
+			navigate(base+"/library"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-library-list] li:nth-child(2) [data-select-row]`)),
+			chromedp.Click(chromedp.CSS(`[data-library-list] li:nth-child(1) [data-select-row]`)),
+			chromedp.Click(chromedp.CSS(`[data-library-list] li:nth-child(2) [data-select-row]`)),
+			chromedp.SetValue(chromedp.CSS("#export-format"), "bibtex"))
+		titles, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(
+			"[data-library-list] [data-select-row]:checked")).map(c => c.closest("li").querySelector("h3 a").textContent)`))
+		require.NoError(t, err)
+		require.Len(t, titles, 2)
+		shot(t, ctx, "16d-export-two-ticked")
+		step(t, ctx, "export the selection", chromedp.Click(chromedp.CSS(`#export-form button[value="selected"]`)))
+		var file string
+		require.Eventually(t, func() bool {
+			got, _ := filepath.Glob(filepath.Join(dir, "*.bib"))
+			if len(got) == 1 {
+				file = got[0]
+			}
+			return file != ""
+		}, 20*time.Second, 100*time.Millisecond, "the BibTeX file is downloaded")
+		raw, err := os.ReadFile(file)
+		require.NoError(t, err)
+		entries, errs := bibio.ParseBibTeX(string(raw))
+		require.Empty(t, errs, string(raw))
+		require.Len(t, entries, 2, string(raw))
+		require.ElementsMatch(t, titles, []string{entries[0].Title, entries[1].Title})
+		require.NotEqual(t, entries[0].Key, entries[1].Key)
 	})
 
 	t.Run("phone-dark", func(t *testing.T) {

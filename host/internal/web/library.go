@@ -26,16 +26,18 @@ type feedSort struct{ Name, Label string }
 var feedSorts = []feedSort{{"added", "Date added"}, {"year", "Year"}, {"title", "Title"}}
 
 type libraryData struct {
-	Scope  string
-	View   string
-	Sort   string
-	Query  string
-	Views  []feedView
-	Sorts  []feedSort
-	Items  []paper
-	Cursor string
-	Next   string
-	States []string
+	Scope string
+	View  string
+	Sort  string
+	Query string
+	Views []feedView
+	Sorts []feedSort
+	Items []paper
+	// Formats are the export's formats.
+	Formats []feedSort
+	Cursor  string
+	Next    string
+	States  []string
 }
 
 // URL is the library's address for scope and view, keeping the sort and filter.
@@ -54,7 +56,7 @@ func (d *libraryData) NextURL() string {
 func (h *handler) libraryPage(w http.ResponseWriter, r *http.Request, s *session, v *view) {
 	qv := r.URL.Query()
 	d := &libraryData{Scope: qv.Get("scope"), View: qv.Get("view"), Sort: qv.Get("sort"), Query: strings.TrimSpace(qv.Get("q")),
-		Views: feedViews, Sorts: feedSorts, Cursor: qv.Get("cursor"),
+		Views: feedViews, Sorts: feedSorts, Formats: exportFormats, Cursor: qv.Get("cursor"),
 		States: []string{"inbox", "to_read", "reading", "done", "trash"}}
 	if d.Scope != "corpus" {
 		d.Scope = "library"

@@ -2,12 +2,15 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/bibio"
 )
 
 // The library reads like a reference manager: each row names the first three
@@ -66,4 +69,68 @@ func TestLibraryRowsReadLikeAReferenceManager(t *testing.T) {
 	require.Contains(t, p.body, `href="https://doi.org/10.1234/zebra"`)
 	require.Contains(t, p.body, `href="https://arxiv.org/abs/2305.00001"`)
 	require.Contains(t, p.body, "<cite>Venue</cite>")
+}
+
+// The library exports a selection without JavaScript: each row has a checkbox of
+// the export form, "select all on this page" sends the page's ids, and "all
+// matching" follows the filter; the file comes as the API wrote it and reads back.
+func TestLibraryExportsTheSelection(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	b := s.browser(t)
+	p := b.post("/onboarding/admin", url.Values{"email": {"ada@example.org"}})
+	require.Equal(t, "/onboarding?step=llm", p.url, p.body)
+	ctx := context.Background()
+	var user uuid.UUID
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT id FROM users WHERE email = 'ada@example.org'`).Scan(&user))
+	ids := map[string]string{}
+	for _, title := range []string{"Zebra crossings", "Aardvark studies", "Gamma rays"} {
+		var id uuid.UUID
+		require.NoError(t, s.pool.QueryRow(ctx, `
+			INSERT INTO papers (title, authors, publication_date, publication_date_precision, source, visibility)
+			VALUES ($1, '[{"name": "Ann Alpha"}]', '2021-01-01', 'year', 'manual', 'public') RETURNING id`, title).Scan(&id))
+		_, err := s.pool.Exec(ctx, `INSERT INTO user_library (user_id, paper_id, added_via) VALUES ($1, $2, 'manual_save')`, user, id)
+		require.NoError(t, err)
+		ids[title] = id.String()
+	}
+
+	p = b.get("/library?q=a")
+	require.Contains(t, p.body, `<form method="get" action="/library/export" id="export-form"`)
+	require.Contains(t, p.body, `name="id" value="`+ids["Gamma rays"]+`" form="export-form"`)
+	require.Contains(t, p.body, `name="on_page" value="`+ids["Zebra crossings"]+`" form="export-form"`)
+	require.Contains(t, p.body, `id="select-page" name="page" value="all" form="export-form"`)
+	require.Contains(t, p.body, `<input type="hidden" name="q" value="a">`, "all matching keeps the filter")
+
+	p = b.get("/library/export?" + url.Values{"format": {"bibtex"}, "which": {"selected"},
+		"id": {ids["Gamma rays"], ids["Zebra crossings"]}}.Encode())
+	require.Equal(t, 200, p.status, p.body)
+	entries, errs := bibio.ParseBibTeX(p.body)
+	require.Empty(t, errs)
+	require.Len(t, entries, 2)
+	require.Equal(t, "Gamma rays", entries[0].Title)
+	require.NotEqual(t, entries[0].Key, entries[1].Key)
+
+	p = b.get("/library/export?" + url.Values{"format": {"ris"}, "which": {"selected"}, "page": {"all"},
+		"on_page": {ids["Gamma rays"], ids["Zebra crossings"], ids["Aardvark studies"]}}.Encode())
+	require.Equal(t, 200, p.status, p.body)
+	records, errs := bibio.ParseRIS(p.body)
+	require.Empty(t, errs)
+	require.Len(t, records, 3, "all on the page")
+
+	p = b.get("/library/export?" + url.Values{"format": {"csljson"}, "which": {"matching"}, "q": {"zebra"}}.Encode())
+	require.Equal(t, 200, p.status, p.body)
+	var items []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(p.body), &items), p.body)
+	require.Len(t, items, 1)
+	require.Equal(t, "Zebra crossings", items[0]["title"])
+
+	p = b.get("/library/export?format=bibtex&which=selected&q=a")
+	require.Equal(t, 422, p.status)
+	require.Contains(t, p.body, "Tick the papers to export, or export all that match.")
+	require.Contains(t, p.body, "Gamma rays", "the library is shown again")
+
+	p = b.get("/library/export?format=pdf&which=matching")
+	require.Equal(t, 422, p.status)
+	require.Contains(t, p.body, "ormat must be bibtex, ris or csljson.")
+	require.Contains(t, p.body, `name="back" value="/library"`, "the rows' forms return to the library")
 }

@@ -36,6 +36,7 @@ func (h *handler) routes() []Route {
 		// Library and feed, papers.
 		{get, "/library", signedIn, u(h.libraryPage)},
 		{post, "/library/add", signedIn, u(h.libraryAdd)},
+		{get, "/library/export", signedIn, u(h.libraryExport)},
 		{post, "/papers/upload", signedIn, u(h.paperUpload)},
 		{get, "/papers/{id}", signedIn, u(h.paperPage)},
 		{post, "/papers/{id}/state", signedIn, u(h.paperState)},

@@ -43,6 +43,7 @@ var dashboardCases = map[string]idKind{
 	"GET /api/auth/verify":                         noID,
 	"GET /library":                                 noID,
 	"POST /library/add":                            noID,
+	"GET /library/export":                          noID,
 	"POST /papers/upload":                          noID,
 	"GET /papers/{id}":                             paperID,
 	"POST /papers/{id}/state":                      paperID,

@@ -1,5 +1,6 @@
 // Lectern dashboard: a little script on top of pages that work without it.
-// Uploads (one or several) show their progress and then the reading job's; job progress bars follow
+// Uploads (one or several) show their progress and then the reading job's, and the library's rows
+// follow them; rows can be ticked for export; job progress bars follow
 // the job's event stream; questions stream their answer; review takes keys 1-4.
 "use strict";
 
@@ -120,6 +121,54 @@
     return li;
   }
 
+  // ---- the library list ---------------------------------------------------
+  // refreshLibrary fetches the page again and swaps in its list of papers, so a
+  // paper uploaded here shows up (and then its title, authors and state once it is
+  // read) without a reload. The rows ticked for export stay ticked. One fetch at a
+  // time; a call during one makes one more after it.
+  var refreshing = false, refreshAgain = false;
+  function refreshLibrary() {
+    var list = document.querySelector("[data-library-list]");
+    if (!list || !window.fetch || !window.DOMParser) return;
+    if (refreshing) { refreshAgain = true; return; }
+    refreshing = true;
+    var finish = function () {
+      refreshing = false;
+      if (refreshAgain) { refreshAgain = false; refreshLibrary(); }
+    };
+    fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (resp) { return resp.ok ? resp.text() : null; })
+      .then(function (html) {
+        var fresh = html && new DOMParser().parseFromString(html, "text/html").querySelector("[data-library-list]");
+        if (fresh) {
+          var ticked = {};
+          list.querySelectorAll("[data-select-row]:checked").forEach(function (c) { ticked[c.value] = true; });
+          list.innerHTML = fresh.innerHTML;
+          list.querySelectorAll("[data-select-row]").forEach(function (c) { c.checked = !!ticked[c.value]; });
+          syncSelectAll();
+          list.dispatchEvent(new CustomEvent("library:refreshed", { bubbles: true }));
+        }
+        finish();
+      }, finish);
+  }
+
+  // "Select all on this page" ticks every row; a row unticked unticks it again.
+  function syncSelectAll() {
+    var all = document.querySelector("[data-select-all]"), rows = document.querySelectorAll("[data-select-row]");
+    if (!all) return;
+    var n = 0;
+    rows.forEach(function (c) { if (c.checked) n++; });
+    all.checked = rows.length > 0 && n === rows.length;
+  }
+  document.addEventListener("change", function (e) {
+    var t = e.target;
+    if (t.matches && t.matches("[data-select-all]")) {
+      document.querySelectorAll("[data-select-row]").forEach(function (c) { c.checked = t.checked; });
+    } else if (t.matches && t.matches("[data-select-row]")) {
+      syncSelectAll();
+    }
+  });
+
   function sendRow(file, li, next) {
     var bar = li.querySelector("progress"), text = li.querySelector(".text");
     var data = new FormData();
@@ -145,6 +194,7 @@
       if (!job || !job.id) {
         bar.value = bar.max;
         rowSay(li, "existing", "Already in your library.", paper, "Open its paper");
+        refreshLibrary();
         next();
         return;
       }
@@ -158,7 +208,9 @@
           rowSay(li, "failed", (d && d.error && d.error.message) || "The PDF could not be read.",
             "/jobs/" + encodeURIComponent(job.id), "See why");
         }
+        refreshLibrary(); // the row now reads as the PDF says (or is gone)
       };
+      refreshLibrary(); // the new row shows up, being read
       if (terminal[job.state]) end(job); else followJob(job.id, li, end);
       next();
     };
