@@ -38,6 +38,7 @@ func (h *handler) routes() []Route {
 		{post, "/library/add", signedIn, u(h.libraryAdd)},
 		{post, "/papers/upload", signedIn, u(h.paperUpload)},
 		{get, "/papers/{id}", signedIn, u(h.paperPage)},
+		{get, "/papers/{id}/read", signedIn, u(h.readerPage)},
 		{post, "/papers/{id}/state", signedIn, u(h.paperState)},
 		{post, "/papers/{id}/ingest", signedIn, u(h.paperIngest)},
 		{post, "/papers/{id}/summary", signedIn, u(h.paperSummarize)},
