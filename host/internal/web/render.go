@@ -354,6 +354,9 @@ var paragraphBreak = regexp.MustCompile(`\n[ \t]*\n\s*`)
 // citeTitle names a citation's paper and page, the tooltip of its marker.
 func citeTitle(c citation) string {
 	t := c.Title
+	if t == "" {
+		t = "Untitled paper"
+	}
 	if c.Page > 0 {
 		t += ", page " + strconv.Itoa(c.Page)
 	}

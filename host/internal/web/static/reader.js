@@ -13,9 +13,6 @@
 
 const root = document.getElementById("reader");
 const pagesEl = root && root.querySelector("[data-reader-pages]");
-if (root && pagesEl && root.dataset.viewer) {
-  start().catch(function (e) { showError(e); });
-}
 
 // ---- matching the cited words ---------------------------------------------
 
@@ -165,6 +162,7 @@ function showError(e) {
     what = "Lectern no longer has this paper's PDF."; todo = "Upload it again on the paper page.";
   } else if (name === "ViewerLoad") what = "The PDF viewer could not be loaded.";
   if (window.console) console.error("reader:", e);
+  root.dataset.error = String(e && e.message || e);
   if (!box) return;
   box.hidden = false;
   say(box.querySelector(".what"), what);
@@ -209,20 +207,29 @@ async function start() {
   say(tools.querySelector("[data-page-count]"), String(n));
   tools.querySelector("[data-page-input]").max = String(n);
   wireTools(tools);
+  fitHeight();
   layout();
   observe();
   goTo(state.target, false);
-  window.addEventListener("scroll", onScroll, { passive: true });
-  window.addEventListener("resize", debounce(function () { if (state.fit) layout(); }, 150));
-  ["wheel", "touchstart"].forEach(function (t) { window.addEventListener(t, function () { state.userMoved = true; }, { passive: true }); });
+  pagesEl.addEventListener("scroll", onScroll, { passive: true });
+  window.addEventListener("resize", debounce(function () { fitHeight(); if (state.fit) layout(); }, 150));
+  ["wheel", "touchstart"].forEach(function (t) { pagesEl.addEventListener(t, function () { state.userMoved = true; }, { passive: true }); });
   if (!state.needle) say(root.querySelector("[data-reader-status]"), "");
   root.dataset.ready = "true";
+}
+
+// fitHeight makes the pages a scrolling pane that ends at the window's bottom, so
+// the title, the cited words and the tools stay in view; at least 60 % of the
+// window's height.
+function fitHeight() {
+  const top = pagesEl.getBoundingClientRect().top + window.scrollY;
+  pagesEl.style.height = Math.max(window.innerHeight - top - 12, window.innerHeight * 0.6) + "px";
 }
 
 // layout sizes every page for the current scale (fit width, or the chosen zoom).
 function layout() {
   if (state.fit) {
-    const avail = pagesEl.clientWidth - 16;
+    const avail = pagesEl.clientWidth - 24;
     const widest = Math.max.apply(null, state.pages.map(function (p) { return p.page.getViewport({ scale: 1 }).width; }));
     state.scale = Math.max(0.25, Math.min(4, avail / widest));
   }
@@ -243,7 +250,7 @@ function observe() {
       p.visible = e.isIntersecting;
       if (p.visible) draw(p);
     }
-  }, { rootMargin: "600px 0px" });
+  }, { root: pagesEl, rootMargin: "600px 0px" });
   for (const p of state.pages) io.observe(p.div);
 }
 
@@ -303,7 +310,10 @@ function markPage(p, layer) {
     if (status) status.dataset.found = "true";
     say(status, "Highlighted on page " + p.num + ".");
     const first = p.div.querySelector("mark.reader-hl");
-    if (first && !state.userMoved) first.scrollIntoView({ block: "center" });
+    if (first && !state.userMoved) {
+      const box = pagesEl.getBoundingClientRect();
+      pagesEl.scrollTop += first.getBoundingClientRect().top - box.top - pagesEl.clientHeight / 3;
+    }
   } else {
     if (status) status.dataset.found = "false";
     say(status, "These words could not be matched on page " + p.num + " of the PDF (the page may be a scan, or laid out unusually); they are quoted above.");
@@ -314,7 +324,7 @@ function markPage(p, layer) {
 function goTo(num, smooth) {
   const p = state.pages[Math.min(Math.max(num, 1), state.pages.length) - 1];
   if (!p) return;
-  p.div.scrollIntoView({ block: "start", behavior: smooth ? "smooth" : "auto" });
+  pagesEl.scrollTo({ top: p.div.offsetTop - 8, behavior: smooth ? "smooth" : "auto" });
   setCurrent(p.num);
 }
 
@@ -325,7 +335,7 @@ function setCurrent(num) {
 }
 
 function onScroll() {
-  const line = window.innerHeight / 3;
+  const line = pagesEl.getBoundingClientRect().top + pagesEl.clientHeight / 3;
   for (const p of state.pages) {
     const r = p.div.getBoundingClientRect();
     if (r.top <= line && r.bottom > line) { if (p.num !== state.current) setCurrent(p.num); return; }
@@ -410,4 +420,8 @@ async function openPassage(a) {
 function debounce(f, ms) {
   let t = 0;
   return function () { clearTimeout(t); t = setTimeout(f, ms); };
+}
+
+if (root && pagesEl && root.dataset.viewer) {
+  start().catch(function (e) { showError(e); });
 }
