@@ -152,6 +152,28 @@ func TestReaderPage(t *testing.T) {
 	require.Contains(t, q.body, `data-cited="adaptive schedule"`)
 	require.Contains(t, q.body, "Quoted words, page 2")
 
+	// A summary's findings and the extracted claims link to the page their quote
+	// was found on, with the quote's words to highlight.
+	for _, job := range []string{"/summary", "/extract"} {
+		p = ada.post(paperPath+job, nil)
+		require.Equal(t, http.StatusOK, p.status, p.body)
+		require.Eventually(t, func() bool {
+			p = ada.get(p.url)
+			return !strings.Contains(p.body, `data-state="running"`) && !strings.Contains(p.body, `data-state="queued"`)
+		}, 60*time.Second, 300*time.Millisecond, "the %s job finishes", job)
+	}
+	for _, list := range []string{`<ul class="findings">`, `<ul class="extractions">`} {
+		items := between(p.body, list, "</ul>")
+		m := regexp.MustCompile(`<a class="read-at" href="([^"]+)">page (\d+) in the PDF</a>`).FindStringSubmatch(items)
+		require.NotNil(t, m, "%s links its quotes to the reader: %s", list, items)
+		qu, err := url.Parse(html.UnescapeString(m[1]))
+		require.NoError(t, err)
+		require.Equal(t, paperPath+"/read", qu.Path)
+		require.Equal(t, m[2], qu.Query().Get("page"))
+		require.NotEmpty(t, qu.Query().Get("q"), "the quote's words are highlighted")
+		require.Contains(t, items, html.EscapeString(qu.Query().Get("q")), "the words of the quote shown")
+	}
+
 	for _, bad := range []string{"?page=abc", "?page=0", "?page=2&passage=nope", "?page=2&passage=" + uuid.NewString() + "&start=9&end=2",
 		"?page=2&start=x&end=3", "?page=1&q=" + strings.Repeat("word+", 500)} {
 		p = ada.get(paperPath + "/read" + bad)
