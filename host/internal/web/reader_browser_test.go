@@ -74,9 +74,11 @@ func TestBrowserReader(t *testing.T) {
 		require.NotEmpty(t, u.Query().Get("end"), "the streamed citation carries the cited words' offsets: %s", href)
 		require.Equal(t, href, attr(t, ctx, `[data-answer-sources] li a`, "href"), "the source list links to the same words")
 
+		clicked := time.Now()
 		step(t, ctx, "click the citation and wait for the highlight",
 			chromedp.Click(chromedp.CSS(`[data-answer-text] a.cite`)),
 			chromedp.WaitReady(chromedp.CSS(`#reader[data-highlighted], #reader[data-error]`)))
+		t.Logf("from the click to the highlight: %v", time.Since(clicked).Round(10*time.Millisecond))
 		errText, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("reader").dataset.error || ""`))
 		require.Empty(t, errText)
 		status := read(t, ctx, "[data-reader-status]")

@@ -240,7 +240,7 @@ function layout() {
     p.div.style.setProperty("--scale-factor", String(state.scale));
   }
   say(root.querySelector("[data-zoom-label]"), Math.round(state.scale * 100) + " %");
-  for (const p of state.pages) if (p.visible) draw(p);
+  schedule();
 }
 
 function observe() {
@@ -248,10 +248,28 @@ function observe() {
     for (const e of entries) {
       const p = state.pages[Number(e.target.dataset.page) - 1];
       p.visible = e.isIntersecting;
-      if (p.visible) draw(p);
     }
+    schedule();
   }, { root: pagesEl, rootMargin: "600px 0px" });
   for (const p of state.pages) io.observe(p.div);
+}
+
+// schedule draws the pages near the view one at a time, the one nearest the page
+// shown first: on a busy machine the cited page is not slowed by its neighbours.
+let drawing = false;
+async function schedule() {
+  if (drawing) return;
+  drawing = true;
+  try {
+    for (;;) {
+      const next = state.pages.filter(function (p) { return p.visible && p.drawn !== state.scale; })
+        .sort(function (a, b) { return Math.abs(a.num - state.current) - Math.abs(b.num - state.current); })[0];
+      if (!next) break;
+      await draw(next);
+    }
+  } finally {
+    drawing = false;
+  }
 }
 
 // draw renders a page's canvas and text layer at the current scale, once.
