@@ -111,6 +111,28 @@ func TestBrowserReader(t *testing.T) {
 			v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("[data-page-input]").value`))
 			return err == nil && v == strconv.Itoa(pageN+1)
 		}, 10*time.Second, 100*time.Millisecond, "the counter follows Page Down")
+
+		href, err = chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+			document.querySelectorAll(".toc details").forEach(d => d.open = true);
+			const a = document.querySelector('.toc a[data-toc-page="4"]:not([aria-current])');
+			a.click();
+			return a.getAttribute("href");
+		})()`))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("[data-reader-status]").textContent`))
+			return err == nil && v == "Highlighted on page 4."
+		}, 20*time.Second, 100*time.Millisecond, "a passage of the contents is highlighted on its page")
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		require.NoError(t, err)
+		require.True(t, strings.HasSuffix(loc, href), "the address follows the passage: %s", loc)
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('.reader-page[data-page="4"] mark.reader-hl').length`))
+		require.NoError(t, err)
+		require.Positive(t, n)
+		n, err = chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('.reader-page[data-page="3"] mark.reader-hl').length`))
+		require.NoError(t, err)
+		require.Zero(t, n, "the earlier highlight is gone")
+		viewport(t, ctx, "21-contents-passage")
 	})
 }
 
