@@ -243,7 +243,7 @@ func (h *handler) readerPDF(s *session, id string, d *readerData) {
 		d.HasPDF = true
 	case isStatus(err, http.StatusNotFound):
 	default:
-		h.log.Warn("dashboard: reader: check the PDF", "paper", id, "error", err)
+		h.log.WarnContext(s.c.r.Context(), "dashboard: reader: check the PDF", "paper", id, "error", err)
 		d.PDFNote = "Lectern could not open this paper's PDF just now. Reload the page in a moment."
 	}
 }
