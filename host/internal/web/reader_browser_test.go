@@ -133,6 +133,13 @@ func TestBrowserReader(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, n, "the earlier highlight is gone")
 		viewport(t, ctx, "21-contents-passage")
+
+		step(t, ctx, "the same passage on a phone",
+			chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+			chromedp.Reload(),
+			chromedp.WaitReady(chromedp.CSS(`#reader[data-highlighted="true"]`)))
+		time.Sleep(300 * time.Millisecond)
+		viewport(t, ctx, "22-phone")
 	})
 }
 
