@@ -10,10 +10,21 @@ PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/*/main.go))
 # Packages of both modules of the workspace (root and sdk).
 PKGS := ./... ./sdk/...
 
-.PHONY: build run test test-qdrant bench lint fmt clean proto
+.PHONY: build run test test-qdrant bench lint fmt clean proto pdfjs
 
-## build: bin/lectern (the host) and bin/plugins/<name> (each plugin)
-build:
+## pdfjs: Mozilla's pdf.js for the reader page, from the npm registry at a pinned
+## version whose tarball must match the pinned SHA-512 (scripts/vendor-pdfjs), into
+## a git-ignored folder the dashboard embeds. Downloads only when that folder lacks
+## this version; no node needed. `npm view pdfjs-dist@<v> dist.integrity` gives the
+## integrity of another version (docs/decisions.md, "Reader").
+PDFJS_VERSION   := 6.5.438
+PDFJS_INTEGRITY := sha512-vg8Pw1x+AFKy4AMDvhuWl5cOYV8d698UoEANoFFhc79hqXDnZQqnOXoxw3HG907WHOg1JYOvLhP756boddFxpA==
+PDFJS_DIR       := host/internal/web/static/vendor/pdfjs
+pdfjs:
+	@./scripts/vendor-pdfjs $(PDFJS_VERSION) $(PDFJS_INTEGRITY) $(PDFJS_DIR)
+
+## build: bin/lectern (the host, with pdf.js embedded) and bin/plugins/<name> (each plugin)
+build: pdfjs
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/lectern ./host/cmd/lectern
 	@mkdir -p bin/plugins
 	@for dir in $(PLUGIN_DIRS); do \

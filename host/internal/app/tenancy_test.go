@@ -395,6 +395,30 @@ var tenancyCases = map[string]tenancyCase{
 		requireNoLeak(t, rec.Body.String(), alice)
 		foreignID("user_library", nil)(t, b, rt, alice, bob)
 	}},
+	"GET /api/papers/{id}/passages": {kind: perUser, check: func(t *testing.T, b *testBundle, rt httpapi.Route, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/papers/" + alice.ids["user_library"] + "/passages", cookie: alice.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, "Alice reads her own paper's outline")
+		require.Contains(t, rec.Body.String(), `"chunk_id"`)
+		foreignID("user_library", nil)(t, b, rt, alice, bob)
+	}},
+	"GET /api/papers/{id}/passages/{chunk_id}": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		chunkOf := func(tn *tenant) string {
+			var id string
+			require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT id::text FROM paper_chunks WHERE paper_id = $1`, tn.ids["user_library"]).Scan(&id))
+			return id
+		}
+		alicePassage := "/api/papers/" + alice.ids["user_library"] + "/passages/" + chunkOf(alice)
+		rec := b.do(t, req{method: http.MethodGet, path: alicePassage, cookie: alice.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, "Alice reads her own passage")
+		before := aliceSnapshot(t, b, alice)
+		rec = b.do(t, req{method: http.MethodGet, path: alicePassage, cookie: bob.cookie})
+		require.Equal(t, http.StatusNotFound, rec.Code, "Alice's passage does not exist for Bob")
+		requireNoLeak(t, rec.Body.String(), alice)
+		rec = b.do(t, req{method: http.MethodGet, path: "/api/papers/" + bob.ids["user_library"] + "/passages/" + chunkOf(alice), cookie: bob.cookie})
+		require.Equal(t, http.StatusNotFound, rec.Code, "naming his own paper with Alice's passage grants nothing")
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
 	"GET /api/search/chunks": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/search/chunks?q=text", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())

@@ -125,6 +125,8 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/papers/{id}/ingest", auth.StrictWithOwnerOverride, f(ingestURL)},
 		{http.MethodGet, "/api/papers/{id}/pdf", auth.StrictWithOwnerOverride, f(paperPDF)},
 		{http.MethodPost, "/api/papers/{id}/enrich", auth.StrictWithOwnerOverride, f(enrichPaper)},
+		{http.MethodGet, "/api/papers/{id}/passages", auth.StrictWithOwnerOverride, f(pp.Outline)},
+		{http.MethodGet, "/api/papers/{id}/passages/{chunk_id}", auth.StrictWithOwnerOverride, f(pp.Passage)},
 		{http.MethodGet, "/api/search/chunks", auth.StrictWithOwnerOverride, f(h.Passages.SearchChunks)},
 		{http.MethodGet, "/api/library/export", auth.Strict, f(pp.Export)},
 

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -117,6 +118,12 @@ type Citation struct {
 	Page    int    `json:"page"`
 	PageEnd int    `json:"page_end"`
 	Section string `json:"section,omitempty"`
+	// Start and End are where the cited words sit in the passage's content: rune
+	// offsets [Start, End) into paper_chunks.content, found where the words the
+	// answer quotes before the marker occur in the passage. Start == End (both 0)
+	// when they were not found; the reader then highlights the whole passage.
+	Start int `json:"start"`
+	End   int `json:"end"`
 }
 
 // Answer is a whole answer.
@@ -402,30 +409,42 @@ func cite(answer string, docs []document) []Citation {
 				continue
 			}
 			seen[id] = true
+			page, start, end := d.locate(c.Text)
 			out = append(out, Citation{
 				Marker: id, ChunkID: d.chunkID, PaperID: d.paperID, Title: d.Title, Authors: d.authors,
-				Page: d.pageOf(c.Text), PageEnd: d.pageEnd, Section: d.Section,
+				Page: page, PageEnd: d.pageEnd, Section: d.Section, Start: start, End: end,
 			})
 		}
 	}
 	return out
 }
 
-// pageOf returns the page of the passage holding the words of claim (the text
-// before a marker: a quote, or the last sentence), or the passage's first page
-// when they cannot be found.
-func (d document) pageOf(claim string) int {
+// locate finds the words of claim (the text before a marker: a quote, or the last
+// sentence) in the passage, and returns their page and their rune offsets [start,
+// end) in the passage's text. When the whole quote is not there, its first words
+// place it (a quote that ends loosely still begins where the passage does), and
+// only they are marked. Words that cannot be found give the passage's first page
+// and an empty span.
+func (d document) locate(claim string) (page, start, end int) {
 	words := strings.Fields(QuotedWords(claim))
-	if len(words) < 3 || len(d.pageStarts) == 0 {
-		return d.Page
+	if len(words) < 3 {
+		return d.Page, 0, 0
 	}
-	// The first words are enough to place it, and a quote that ends loosely
-	// still begins where the passage does.
-	r := quote.NewIndex(d.Text).Verify(strings.Join(words[:min(12, len(words))], " "))
+	idx := quote.NewIndex(d.Text)
+	r := idx.Verify(strings.Join(words, " "))
+	if !r.Verified && len(words) > 12 {
+		r = idx.Verify(strings.Join(words[:12], " "))
+	}
 	if r.Start < 0 || !r.Verified {
-		return d.Page
+		return d.Page, 0, 0
 	}
-	return min(max(pageAt(d.pageStarts, d.charStart+r.Start), d.Page), d.pageEnd)
+	if len(d.pageStarts) > 0 {
+		page = min(max(pageAt(d.pageStarts, d.charStart+r.Start), d.Page), d.pageEnd)
+	} else {
+		page = d.Page
+	}
+	start = utf8.RuneCountInString(d.Text[:r.Start])
+	return page, start, start + utf8.RuneCountInString(d.Text[r.Start:r.End])
 }
 
 // pageAt returns the 1-based page holding byte offset off, given the offsets at

@@ -18,6 +18,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
+	"github.com/lectern-research/lectern/host/internal/quote"
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/secrets"
@@ -110,9 +111,19 @@ func TestAskCitesThePaperChunkAndPage(t *testing.T) {
 	require.Equal(t, 3, first.Page, "the cited words are on page 3: %s", ans.Text)
 	require.Contains(t, ans.Text, "["+first.Marker+"]")
 	var chunkPaper uuid.UUID
-	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT paper_id FROM paper_chunks WHERE id = $1`, first.ChunkID).Scan(&chunkPaper))
+	var content string
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT paper_id, content FROM paper_chunks WHERE id = $1`, first.ChunkID).Scan(&chunkPaper, &content))
 	require.Equal(t, paperID, chunkPaper)
 	require.Contains(t, strings.ToLower(ans.Text), "motivated")
+	// The citation marks the quoted words inside the passage: rune offsets whose
+	// words are the ones the answer quotes before its marker.
+	runes := []rune(content)
+	require.Less(t, first.Start, first.End, "the quoted words are found in the passage")
+	require.LessOrEqual(t, first.End, len(runes))
+	cited := strings.Join(strings.Fields(string(runes[first.Start:first.End])), " ")
+	claim := rag.Claims(ans.Text)[0]
+	require.Equal(t, quote.Normalize(rag.QuotedWords(claim.Text)), quote.Normalize(cited), "the span holds exactly the quoted words")
+	require.Contains(t, strings.ToLower(cited), "motivated")
 
 	// Bob cannot see Ann's upload: in his library and in the corpus there is
 	// nothing to answer from, and naming the paper is not found.

@@ -13,6 +13,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,7 +30,7 @@ var staticFS embed.FS
 var pages = []string{
 	"onboarding", "signin", "signin_sent", "library", "uploads", "paper", "answer", "jobs", "job",
 	"review", "analytics", "projects", "project", "search", "settings", "settings_llm",
-	"admin_users", "admin_audit", "admin_plugins", "error",
+	"admin_users", "admin_audit", "admin_plugins", "error", "reader",
 }
 
 // shared are the files every page is parsed with.
@@ -204,6 +205,8 @@ var funcs = template.FuncMap{
 	"pct":        func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
 	"add":        func(a, b int) int { return a + b },
 	"cite":       citeHTML,
+	"citeURL":    citeURL,
+	"quoteURL":   quoteURL,
 	"stateLabel": func(s string) string { return stateLabels[s] },
 	"join":       strings.Join,
 	"lower":      strings.ToLower,
@@ -319,20 +322,21 @@ func fmtDateTime(loc *time.Location, t any) string {
 
 var citeMarker = regexp.MustCompile(`\[(S\d{1,3})\]`)
 
-// citeHTML escapes an answer and turns its [S1] markers into links to the
-// citation list below it, for the markers that have a citation.
+// citeHTML escapes an answer and turns its [S1] markers into links to the reader
+// at the cited words, for the markers that have a citation.
 func citeHTML(text string, cites []citation) template.HTML {
-	known := map[string]bool{}
+	known := map[string]citation{}
 	for _, c := range cites {
-		known[c.Marker] = true
+		known[c.Marker] = c
 	}
 	var b strings.Builder
 	last := 0
 	for _, m := range citeMarker.FindAllStringSubmatchIndex(text, -1) {
 		b.WriteString(template.HTMLEscapeString(text[last:m[0]]))
 		marker := text[m[2]:m[3]]
-		if known[marker] {
-			fmt.Fprintf(&b, `<a class="cite" href="#cite-%s">[%s]</a>`, marker, marker)
+		if c, ok := known[marker]; ok {
+			fmt.Fprintf(&b, `<a class="cite" href="%s" title="%s">[%s]</a>`, template.HTMLEscapeString(citeURL(c)),
+				template.HTMLEscapeString(citeTitle(c)), marker)
 		} else {
 			b.WriteString(template.HTMLEscapeString(text[m[0]:m[1]]))
 		}
@@ -346,3 +350,15 @@ func citeHTML(text string, cites []citation) template.HTML {
 }
 
 var paragraphBreak = regexp.MustCompile(`\n[ \t]*\n\s*`)
+
+// citeTitle names a citation's paper and page, the tooltip of its marker.
+func citeTitle(c citation) string {
+	t := c.Title
+	if t == "" {
+		t = "Untitled paper"
+	}
+	if c.Page > 0 {
+		t += ", page " + strconv.Itoa(c.Page)
+	}
+	return t
+}

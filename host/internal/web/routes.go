@@ -39,6 +39,7 @@ func (h *handler) routes() []Route {
 		{get, "/library/export", signedIn, u(h.libraryExport)},
 		{post, "/papers/upload", signedIn, u(h.paperUpload)},
 		{get, "/papers/{id}", signedIn, u(h.paperPage)},
+		{get, "/papers/{id}/read", signedIn, u(h.readerPage)},
 		{post, "/papers/{id}/state", signedIn, u(h.paperState)},
 		{post, "/papers/{id}/ingest", signedIn, u(h.paperIngest)},
 		{post, "/papers/{id}/summary", signedIn, u(h.paperSummarize)},

@@ -129,11 +129,17 @@ func staticFiles(fsys fs.FS) http.Handler {
 }
 
 // pageHeaders sets the security headers of every page: scripts and styles only from
-// the dashboard itself, no framing, no referrer.
+// the dashboard itself, no framing, no referrer. pdf.js's files (the reader's
+// worker, whose policy is the one its own script arrives with) may also compile
+// WebAssembly, the image decoders pdf.js ships; never JavaScript from strings.
 func pageHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+		script := "script-src 'self'; "
+		if strings.HasPrefix(r.URL.Path, "/static/vendor/pdfjs/") {
+			script = "script-src 'self' 'wasm-unsafe-eval'; "
+		}
+		h.Set("Content-Security-Policy", "default-src 'self'; "+script+"style-src 'self'; img-src 'self' data:; "+
 			"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")

@@ -46,6 +46,7 @@ var dashboardCases = map[string]idKind{
 	"GET /library/export":                          noID,
 	"POST /papers/upload":                          noID,
 	"GET /papers/{id}":                             paperID,
+	"GET /papers/{id}/read":                        paperID,
 	"POST /papers/{id}/state":                      paperID,
 	"POST /papers/{id}/ingest":                     paperID,
 	"POST /papers/{id}/summary":                    paperID,

@@ -471,12 +471,18 @@ type citation struct {
 	Authors []string `json:"authors"`
 	Page    int      `json:"page"`
 	Section string   `json:"section"`
+	// Start and End are the cited words' rune offsets in the passage; equal when
+	// they were not found.
+	Start int `json:"start"`
+	End   int `json:"end"`
 }
 
 type keyFinding struct {
 	Text     string `json:"text"`
 	Quote    string `json:"quote"`
 	Verified bool   `json:"verified"`
+	// Page is where the quote was found in the paper, nil when nowhere.
+	Page *int `json:"page"`
 }
 
 type summary struct {
@@ -494,6 +500,8 @@ type extractionItem struct {
 	Quote              string  `json:"quote"`
 	VerificationStatus string  `json:"verification_status"`
 	Similarity         float64 `json:"similarity"`
+	// Page is where the quote was found in the paper, nil when nowhere.
+	Page *int `json:"page"`
 }
 
 type extractions struct {

@@ -294,6 +294,17 @@
   });
 
   // ---- questions with streamed, cited answers -----------------------------
+  // readerURL is the reader at a citation: its page, its passage and the cited
+  // words' rune offsets in it (web.ReaderURL builds the same address).
+  function readerURL(c) {
+    var u = "/papers/" + encodeURIComponent(c.paper_id) + "/read?page=" + Math.max(c.page || 1, 1);
+    if (c.chunk_id) {
+      u += "&passage=" + encodeURIComponent(c.chunk_id);
+      if (c.end > c.start && c.start >= 0) u += "&start=" + c.start + "&end=" + c.end;
+    }
+    return u;
+  }
+
   function renderAnswer(el, text, cites) {
     var known = {};
     (cites || []).forEach(function (c) { known[c.marker] = c; });
@@ -303,7 +314,8 @@
       el.appendChild(document.createTextNode(text.slice(last, m.index)));
       if (known[m[1]]) {
         var a = document.createElement("a");
-        a.className = "cite"; a.href = "#cite-" + m[1]; a.textContent = "[" + m[1] + "]";
+        a.className = "cite"; a.href = readerURL(known[m[1]]); a.textContent = "[" + m[1] + "]";
+        a.title = (known[m[1]].title || "Untitled paper") + (known[m[1]].page ? ", page " + known[m[1]].page : "");
         el.appendChild(a);
       } else {
         el.appendChild(document.createTextNode(m[0]));
@@ -322,10 +334,12 @@
       var mk = document.createElement("span");
       mk.className = "marker"; mk.textContent = "[" + c.marker + "] ";
       var a = document.createElement("a");
-      a.href = "/papers/" + encodeURIComponent(c.paper_id); a.textContent = c.title || "Untitled paper";
+      a.href = readerURL(c); a.textContent = (c.title || "Untitled paper") + (c.page ? ", page " + c.page : "");
       li.appendChild(mk); li.appendChild(a);
-      var where = (c.page ? ", page " + c.page : "") + (c.section ? " (" + c.section + ")" : "");
-      li.appendChild(document.createTextNode(where));
+      li.appendChild(document.createTextNode(c.section ? " (" + c.section + ") · " : " · "));
+      var paper = document.createElement("a");
+      paper.className = "meta"; paper.href = "/papers/" + encodeURIComponent(c.paper_id); paper.textContent = "paper";
+      li.appendChild(paper);
       list.appendChild(li);
     });
   }
