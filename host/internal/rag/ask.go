@@ -112,10 +112,10 @@ type Citation struct {
 	// found in it verbatim (its quoted words, or the whole sentence); a paraphrase
 	// leaves it false, and the citation is shown marked unverified (checkAnswer).
 	Verified bool      `json:"verified"`
-	ChunkID uuid.UUID `json:"chunk_id"`
-	PaperID uuid.UUID `json:"paper_id"`
-	Title   string    `json:"title"`
-	Authors []string  `json:"authors"`
+	ChunkID  uuid.UUID `json:"chunk_id"`
+	PaperID  uuid.UUID `json:"paper_id"`
+	Title    string    `json:"title"`
+	Authors  []string  `json:"authors"`
 	// Page is the page of the cited words when they can be found in the passage,
 	// else the passage's first page.
 	Page    int    `json:"page"`

@@ -65,7 +65,7 @@ func TestCitedSentence(t *testing.T) {
 		"One. Two three four ":                      "Two three four",
 		`. Intro: "A quote. With two sentences." `:  `Intro: "A quote. With two sentences."`,
 		"According to the documents:\n\n\"Q one.\"": "According to the documents:\n\n\"Q one.\"",
-		"":                                          "",
+		"": "",
 	}
 	for in, want := range cases {
 		require.Equal(t, want, citedSentence(in), "%q", in)
