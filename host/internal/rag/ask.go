@@ -107,15 +107,16 @@ func (q *Question) Validate() error {
 
 // Citation maps an answer's [S1]-style marker to the passage it cites.
 type Citation struct {
-	Marker string `json:"marker"`
 	// Verified is true when every sentence of the answer citing this passage was
 	// found in it verbatim (its quoted words, or the whole sentence); a paraphrase
 	// leaves it false, and the citation is shown marked unverified (checkAnswer).
-	Verified bool      `json:"verified"`
-	ChunkID  uuid.UUID `json:"chunk_id"`
-	PaperID  uuid.UUID `json:"paper_id"`
-	Title    string    `json:"title"`
-	Authors  []string  `json:"authors"`
+	Verified bool `json:"verified"`
+
+	Marker  string    `json:"marker"`
+	ChunkID uuid.UUID `json:"chunk_id"`
+	PaperID uuid.UUID `json:"paper_id"`
+	Title   string    `json:"title"`
+	Authors []string  `json:"authors"`
 	// Page is the page of the cited words when they can be found in the passage,
 	// else the passage's first page.
 	Page    int    `json:"page"`
