@@ -359,7 +359,7 @@ func modelFailure(err error) string {
 	case errors.Is(err, llmgw.ErrNoKey):
 		return "no API key is set for its provider"
 	case errors.Is(err, llmgw.ErrNoBaseURL):
-		return "no base URL is set for the custom endpoint"
+		return "no base URL is set for its endpoint"
 	case errors.Is(err, llmgw.ErrUnavailable):
 		return "the plugin that calls it is not running"
 	case errors.Is(err, llmgw.ErrUnknownProvider):
