@@ -22,6 +22,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
@@ -125,6 +126,8 @@ func TestOpenAPISchemasMatchWhatTheCodeSends(t *testing.T) {
 		{"SearchResponse", jsonFields(reflect.TypeFor[search.Response]())},
 		{"SourceReport", jsonFields(reflect.TypeFor[search.SourceReport]())},
 		{"Passage", jsonFields(reflect.TypeFor[retrieve.Passage]())},
+		{"AnswerSentence", jsonFields(reflect.TypeFor[rag.SentenceCheck]())},
+		{"LLMProbeResult", jsonFields(reflect.TypeFor[llmgw.ProbeResult]())},
 	}
 	for _, tc := range cases {
 		t.Run(tc.schema, func(t *testing.T) {
