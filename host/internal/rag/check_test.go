@@ -1,6 +1,8 @@
 package rag
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -92,6 +94,35 @@ func TestMarkerFilter(t *testing.T) {
 			}
 			out.WriteString(f.flush())
 			require.Equal(t, tc.want, out.String(), "pieces of %d bytes", size)
+		}
+	}
+}
+
+// BenchmarkCheckAnswer checks a six-sentence model answer (three quotes, three
+// paraphrases) against eight passages of about 2,000 characters, as an answer of
+// passagesPerAnswer passages is checked, markers filtered as they stream.
+func BenchmarkCheckAnswer(b *testing.B) {
+	var docs []document
+	for i := range passagesPerAnswer {
+		var text strings.Builder
+		for j := 0; text.Len() < 2000; j++ {
+			fmt.Fprintf(&text, "In trial %d the %d participants of group %d reported that %s. ", j, 10+i, i, strings.Repeat("regular feedback kept them motivated ", 1+j%3))
+		}
+		docs = append(docs, document{Document: llm.Document{ID: "S" + strconv.Itoa(i+1), Text: text.String()}})
+	}
+	answer := `The authors note that "the 12 participants of group 2 reported that regular feedback kept them motivated" [S3]. ` +
+		`Feedback mattered to motivation across the groups [S1, S2]. ` +
+		`"In trial 4 the 15 participants of group 5 reported" this as well [S6]. ` +
+		`Motivation fell without feedback in every group [S4]. ` +
+		`"regular feedback kept them motivated regular feedback kept them motivated" [S8]. ` +
+		`Participants valued regular feedback [S7].`
+	b.ReportAllocs()
+	for b.Loop() {
+		f := newMarkerFilter(docs)
+		text := f.write(answer) + f.flush()
+		checks, _ := checkAnswer(text, docs)
+		if len(checks) != 6 {
+			b.Fatalf("%d checks", len(checks))
 		}
 	}
 }
