@@ -216,6 +216,10 @@ func TestUnusableModelOutputFallsBack(t *testing.T) {
 			require.NotNil(t, ans.Fallback)
 			require.Equal(t, tc.reason, ans.Fallback.Reason)
 			require.Equal(t, []string{ans.Fallback.Message}, resets, "what the model streamed is withdrawn once")
+			for _, c := range ans.Citations {
+				require.True(t, c.Verified, "the builtin method quotes verbatim: %s", ans.Text)
+			}
+			require.NotEmpty(t, ans.Sentences)
 			require.NotContains(t, ans.Text, "[S40]")
 			require.NotContains(t, ans.Text, "[S77]")
 
