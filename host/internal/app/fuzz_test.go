@@ -186,6 +186,8 @@ func (w *fuzzWorld) paramValue(pattern string, p *openapi3.Parameter) string {
 		switch {
 		case p.Name == "key":
 			return "notes.marker"
+		case p.Name == "provider" && strings.HasSuffix(pattern, "/test"):
+			return "local" // no base URL saved: the test answers without connecting out
 		case p.Name == "provider":
 			return "openai"
 		case p.Name == "role":

@@ -164,6 +164,9 @@ var tenancyCases = map[string]tenancyCase{
 	"GET /api/admin/llm":                      {kind: adminOnly},
 	"PUT /api/admin/llm/providers/{provider}": {kind: adminOnly},
 	"PATCH /api/admin/plugins/{name}":         {kind: adminOnly},
+
+	// Testing an endpoint makes the host connect out: admins only (llmgw.Probe).
+	"POST /api/admin/llm/providers/{provider}/test": {kind: adminOnly},
 	"GET /api/search": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		// Alice searched before; her per-source health is hers alone.
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/search?q=" + url.QueryEscape("attention transformers"), cookie: bob.cookie})

@@ -23,6 +23,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
@@ -128,6 +129,8 @@ func TestOpenAPISchemasMatchWhatTheCodeSends(t *testing.T) {
 		{"Passage", jsonFields(reflect.TypeFor[retrieve.Passage]())},
 		{"OutlineEntry", jsonFields(reflect.TypeFor[papers.OutlineEntry]())},
 		{"PassageText", jsonFields(reflect.TypeFor[papers.PassageText]())},
+		{"AnswerSentence", jsonFields(reflect.TypeFor[rag.SentenceCheck]())},
+		{"LLMProbeResult", jsonFields(reflect.TypeFor[llmgw.ProbeResult]())},
 	}
 	for _, tc := range cases {
 		t.Run(tc.schema, func(t *testing.T) {

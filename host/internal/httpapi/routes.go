@@ -182,6 +182,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/admin/plugins", auth.AdminSession, f(pluginList)},
 		{http.MethodGet, "/api/admin/llm", auth.AdminSession, f(h.LLM.Get)},
 		{http.MethodPut, "/api/admin/llm/providers/{provider}", auth.AdminSession, f(h.LLM.PutProvider)},
+		{http.MethodPost, "/api/admin/llm/providers/{provider}/test", auth.AdminSession, f(h.LLM.ProbeProvider)},
 		{http.MethodPut, "/api/admin/llm/roles/{role}", auth.AdminSession, f(h.LLM.PutRole)},
 		{http.MethodPatch, "/api/admin/plugins/{name}", auth.AdminSession, f(pluginUpdate)},
 	}

@@ -56,6 +56,15 @@ const (
 // CustomCompatible is the custom OpenAI-compatible endpoint.
 const CustomCompatible = "custom_compatible"
 
+// Local is a model runtime on this machine that speaks the OpenAI API (Ollama,
+// llama.cpp's server, vLLM, LM Studio): its base URL is a setting, plain http to
+// loopback by default, and its key is optional.
+const Local = "local"
+
+// LocalDefaultBaseURL is the base URL offered for a local runtime: Ollama's
+// OpenAI-compatible API on its default port.
+const LocalDefaultBaseURL = "http://127.0.0.1:11434/v1"
+
 // compatiblePlugin is the plugin that speaks to every OpenAI-compatible provider.
 const compatiblePlugin = "openai"
 
@@ -64,9 +73,11 @@ type Provider struct {
 	// Name is the provider's settings name (llm.<name>.api_key or
 	// llm.providers.<name>.api_key).
 	Name string
-	// BaseURL is its OpenAI-compatible endpoint; empty for custom_compatible,
-	// whose base URL is a setting.
+	// BaseURL is its OpenAI-compatible endpoint; empty for custom_compatible and
+	// local, whose base URL is a setting (BaseURLKeyOf) and whose key is optional.
 	BaseURL string
+	// Label names it for people; Name when empty.
+	Label string
 	// GatewayPrefix is the gateway's provider prefix for model ids
 	// (<prefix>/<model>).
 	GatewayPrefix string
@@ -81,8 +92,21 @@ var Providers = []Provider{
 	{Name: "mistral", BaseURL: "https://api.mistral.ai/v1", GatewayPrefix: "mistral"},
 	{Name: "groq", BaseURL: "https://api.groq.com/openai/v1", GatewayPrefix: "groq"},
 	{Name: "openrouter", BaseURL: "https://openrouter.ai/api/v1", GatewayPrefix: "openrouter"},
-	{Name: CustomCompatible, GatewayPrefix: "openai"},
+	{Name: CustomCompatible, Label: "Custom OpenAI-compatible endpoint", GatewayPrefix: "openai"},
+	{Name: Local, Label: "Local model (OpenAI-compatible)", GatewayPrefix: "openai"},
 }
+
+// Title is how the provider is named for people.
+func (p Provider) Title() string {
+	if p.Label != "" {
+		return p.Label
+	}
+	return p.Name
+}
+
+// SettableBaseURL reports whether the provider's base URL is a setting (the
+// custom endpoint and a local runtime); such a provider needs no key.
+func (p Provider) SettableBaseURL() bool { return p.BaseURL == "" }
 
 // LookupProvider returns the cloud provider called name.
 func LookupProvider(name string) (Provider, bool) {
@@ -109,6 +133,10 @@ func KeyName(provider string) string {
 // BaseURLKey is the config key of the custom endpoint's base URL.
 const BaseURLKey = "llm.providers.custom_compatible.base_url"
 
+// BaseURLKeyOf is the config key of the base URL of a provider whose base URL is
+// a setting: BaseURLKey for the custom endpoint.
+func BaseURLKeyOf(provider string) string { return "llm.providers." + provider + ".base_url" }
+
 func roleKey(role string) string { return "llm.roles." + role }
 
 // Assignment says which provider and model serve a role.
@@ -126,7 +154,7 @@ var (
 	ErrUnknownProvider = errors.New("llmgw: unknown provider")
 	ErrBadModel        = errors.New("llmgw: bad model")
 	ErrNoKey           = errors.New("llmgw: the provider has no API key set")
-	ErrNoBaseURL       = errors.New("llmgw: the custom endpoint has no base URL set")
+	ErrNoBaseURL       = errors.New("llmgw: the endpoint has no base URL set")
 	ErrGateway         = errors.New("llmgw: the LLM gateway refused the model")
 	ErrUnavailable     = errors.New("llmgw: the provider's plugin is not available")
 )
@@ -316,9 +344,8 @@ type target struct {
 func (g *Gateway) target(ctx context.Context, p Provider) (target, error) {
 	key, err := g.cfg.Settings.SystemSecret(ctx, KeyName(p.Name))
 	switch {
-	case errors.Is(err, userconfig.ErrNotFound) && p.Name == CustomCompatible:
-		// A local model runtime (Ollama, llama.cpp, vLLM) on the custom endpoint
-		// asks for no key.
+	case errors.Is(err, userconfig.ErrNotFound) && p.SettableBaseURL():
+		// A local model runtime (Ollama, llama.cpp, vLLM) asks for no key.
 		key, err = "", nil
 	case errors.Is(err, userconfig.ErrNotFound):
 		return target{}, fmt.Errorf("%w: set %s first", ErrNoKey, KeyName(p.Name))
@@ -327,22 +354,39 @@ func (g *Gateway) target(ctx context.Context, p Provider) (target, error) {
 		return target{}, fmt.Errorf("llmgw: %w", err)
 	}
 	t := target{baseURL: p.BaseURL, apiKey: key}
-	if p.Name == CustomCompatible {
-		raw, err := g.cfg.Settings.SystemValue(ctx, BaseURLKey)
-		if errors.Is(err, userconfig.ErrNotFound) {
-			return target{}, fmt.Errorf("%w: set %s first", ErrNoBaseURL, BaseURLKey)
+	if p.SettableBaseURL() {
+		if t.baseURL, err = g.savedBaseURL(ctx, p); err != nil {
+			return target{}, err
 		}
-		if err != nil {
-			return target{}, fmt.Errorf("llmgw: %w", err)
-		}
-		if err := json.Unmarshal(raw, &t.baseURL); err != nil || t.baseURL == "" {
-			return target{}, fmt.Errorf("%w: set %s first", ErrNoBaseURL, BaseURLKey)
-		}
-		if err := netguard.CheckBaseURL(ctx, t.baseURL, netguard.BaseURLOpts{GatewayHosts: g.cfg.GatewayHosts, Resolver: g.cfg.Resolver}); err != nil {
-			return target{}, fmt.Errorf("llmgw: custom endpoint refused: %w", err)
+		if err := g.CheckBaseURL(ctx, t.baseURL); err != nil {
+			return target{}, fmt.Errorf("llmgw: %s endpoint refused: %w", p.Name, err)
 		}
 	}
 	return t, nil
+}
+
+// savedBaseURL is the base URL saved for a provider whose base URL is a setting.
+func (g *Gateway) savedBaseURL(ctx context.Context, p Provider) (string, error) {
+	key := BaseURLKeyOf(p.Name)
+	raw, err := g.cfg.Settings.SystemValue(ctx, key)
+	if errors.Is(err, userconfig.ErrNotFound) {
+		return "", fmt.Errorf("%w: set %s first", ErrNoBaseURL, key)
+	}
+	if err != nil {
+		return "", fmt.Errorf("llmgw: %w", err)
+	}
+	var u string
+	if err := json.Unmarshal(raw, &u); err != nil || u == "" {
+		return "", fmt.Errorf("%w: set %s first", ErrNoBaseURL, key)
+	}
+	return u, nil
+}
+
+// CheckBaseURL applies the model-endpoint rule to a base URL an admin gives
+// (netguard.CheckBaseURL): https anywhere but link-local, metadata, reserved and
+// the like; plain http only to loopback or the self-hosted gateway.
+func (g *Gateway) CheckBaseURL(ctx context.Context, raw string) error {
+	return netguard.CheckBaseURL(ctx, raw, netguard.BaseURLOpts{GatewayHosts: g.cfg.GatewayHosts, Resolver: g.cfg.Resolver})
 }
 
 // Alias is the gateway's model name for a role.

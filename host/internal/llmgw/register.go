@@ -18,7 +18,7 @@ import (
 func (g *Gateway) register(ctx context.Context, role string, p Provider, model string, t target) error {
 	g.unregister(ctx, role)
 	params := map[string]any{"model": p.GatewayPrefix + "/" + model, "api_key": t.apiKey}
-	if p.Name == CustomCompatible {
+	if p.SettableBaseURL() {
 		params["api_base"] = t.baseURL
 	}
 	mode := "chat"

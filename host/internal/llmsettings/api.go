@@ -51,8 +51,9 @@ func (a *API) PutProvider(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if body.BaseURL != nil {
-		if name != llmgw.CustomCompatible {
-			httpx.Err(w, r, httpx.Invalid("Only the custom compatible endpoint has a base URL.", httpx.FieldError{Field: "base_url", Message: "only for custom_compatible"}))
+		if p, ok := llmgw.LookupProvider(name); !ok || !p.SettableBaseURL() {
+			httpx.Err(w, r, httpx.Invalid("Only the custom compatible endpoint and a local model have a base URL.",
+				httpx.FieldError{Field: "base_url", Message: "only for custom_compatible and local"}))
 			return
 		}
 		if err := netguard.CheckBaseURL(r.Context(), *body.BaseURL, netguard.BaseURLOpts{GatewayHosts: a.gatewayHosts, Resolver: a.resolver}); err != nil {
@@ -72,11 +73,11 @@ func (a *API) PutProvider(w http.ResponseWriter, r *http.Request) {
 	}
 	if body.BaseURL != nil {
 		v, _ := json.Marshal(strings.TrimSpace(*body.BaseURL))
-		if _, err := a.store.PutSystem(r.Context(), llmgw.BaseURLKey, v); err != nil {
+		if _, err := a.store.PutSystem(r.Context(), llmgw.BaseURLKeyOf(name), v); err != nil {
 			a.fail(w, r, err)
 			return
 		}
-		changed = append(changed, llmgw.BaseURLKey)
+		changed = append(changed, llmgw.BaseURLKeyOf(name))
 	}
 	meta := map[string]any{"provider": name, "keys": strings.Join(changed, ",")}
 	a.changed(w, r, meta)
@@ -151,4 +152,59 @@ func (a *API) changed(w http.ResponseWriter, r *http.Request, meta map[string]an
 		return
 	}
 	httpx.JSON(w, http.StatusOK, s)
+}
+
+type probeBody struct {
+	BaseURL *string `json:"base_url"`
+	APIKey  *string `json:"api_key"`
+}
+
+// ProbeProvider answers POST /api/admin/llm/providers/{provider}/test {"base_url"?,
+// "api_key"?}: it asks the provider's endpoint for its models (GET /models), with
+// the base URL and key given or else the saved ones, and answers 200 with what it
+// found: {"ok", "endpoint", "models", "message"}, the message saying in a sentence
+// why an endpoint could not be used (unreachable, refused, not an
+// OpenAI-compatible answer). A base URL the model-endpoint rule refuses is 422,
+// and nothing is dialed; nothing is saved either way.
+func (a *API) ProbeProvider(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "provider")
+	var body probeBody
+	if r.ContentLength != 0 && !httpx.DecodeJSON(w, r, &body, httpx.MaxJSONBody) {
+		return
+	}
+	pp := llmgw.ProbeParams{Provider: name}
+	if body.BaseURL != nil {
+		pp.BaseURL = *body.BaseURL
+	}
+	if body.APIKey != nil {
+		pp.APIKey = *body.APIKey
+	}
+	res, err := a.gw.Probe(r.Context(), pp)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "llmgw: ")
+		switch {
+		case errors.Is(err, llmgw.ErrUnknownProvider), errors.Is(err, llmgw.ErrNothingToTest):
+			httpx.Err(w, r, httpx.Invalid(sentence(msg), httpx.FieldError{Field: "provider", Message: msg}))
+		case errors.Is(err, llmgw.ErrBaseURLRefused), errors.Is(err, llmgw.ErrFixedBaseURL), errors.Is(err, llmgw.ErrNoBaseURL):
+			httpx.Err(w, r, httpx.Invalid(sentence(msg), httpx.FieldError{Field: "base_url", Message: msg}))
+		case errors.Is(err, secrets.ErrNoKey):
+			httpx.Err(w, r, httpx.Unavailable("Keys cannot be read: SERVICE_CONFIG_KEY is not configured on this host.", err))
+		default:
+			httpx.Err(w, r, httpx.Internal(err))
+		}
+		return
+	}
+	httpx.JSON(w, http.StatusOK, res)
+}
+
+// sentence makes a clause a sentence: a capital first letter and a full stop.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
 }

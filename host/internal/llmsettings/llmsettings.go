@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -44,9 +45,17 @@ func NewAPI(gw *llmgw.Gateway, store *userconfig.Store, auditLog *audit.Log, log
 
 // Provider is one provider's settings as an admin sees them: the key masked.
 type Provider struct {
-	Name    string `json:"name"`
-	KeyName string `json:"key_name"`
-	APIKey  *struct {
+	Name string `json:"name"`
+	// Label names the provider for people ("Local model (OpenAI-compatible)").
+	Label string `json:"label"`
+	// BaseURLSettable is true for the custom endpoint and a local runtime, whose
+	// base URL is a setting and whose key is optional.
+	BaseURLSettable bool `json:"base_url_settable"`
+	// DefaultBaseURL is the base URL offered before one is saved (a local
+	// runtime's); empty for the others.
+	DefaultBaseURL string `json:"default_base_url,omitempty"`
+	KeyName        string `json:"key_name"`
+	APIKey         *struct {
 		Set    bool   `json:"set"`
 		Masked string `json:"masked,omitempty"`
 	} `json:"api_key,omitempty"`
@@ -73,7 +82,13 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 		if p, ok := byName[name]; ok {
 			return p
 		}
-		p := &Provider{Name: name, KeyName: llmgw.KeyName(name)}
+		p := &Provider{Name: name, Label: name, KeyName: llmgw.KeyName(name)}
+		if known, ok := llmgw.LookupProvider(name); ok {
+			p.Label, p.BaseURLSettable = known.Title(), known.SettableBaseURL()
+			if name == llmgw.Local {
+				p.DefaultBaseURL = llmgw.LocalDefaultBaseURL
+			}
+		}
 		byName[name] = p
 		return p
 	}
@@ -85,10 +100,10 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 	for _, e := range entries {
 		parts := strings.Split(e.Key, ".")
 		switch {
-		case e.Key == llmgw.BaseURLKey:
+		case strings.HasSuffix(e.Key, ".base_url") && len(parts) == 4 && parts[1] == "providers":
 			var u string
 			_ = json.Unmarshal(e.Value, &u)
-			provider(llmgw.CustomCompatible).BaseURL = u
+			provider(parts[2]).BaseURL = u
 		case strings.HasSuffix(e.Key, ".api_key") && len(parts) >= 3:
 			name := parts[len(parts)-2]
 			p := provider(name)
@@ -107,6 +122,10 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 		out.Providers = append(out.Providers, *p)
 	}
 	slices.SortFunc(out.Providers, func(x, y Provider) int { return strings.Compare(x.Name, y.Name) })
+	if p, ok := byName[llmgw.Local]; ok && p.BaseURL != "" && !loopback(p.BaseURL) {
+		out.Warnings = append(out.Warnings, "The local model's base URL "+p.BaseURL+
+			" is not on this machine: prompts and source excerpts of the roles it serves leave it.")
+	}
 	if p, ok := byName[llmgw.CustomCompatible]; ok && p.BaseURL != "" {
 		host := p.BaseURL
 		if u, err := url.Parse(p.BaseURL); err == nil {
@@ -127,4 +146,19 @@ func (a *API) settings(ctx context.Context) (Settings, error) {
 		}
 	}
 	return out, nil
+}
+
+// loopback reports whether a base URL names this machine: localhost or a
+// loopback address.
+func loopback(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

@@ -49,3 +49,10 @@ func DialControl(check func(netip.AddrPort) error) func(network, address string,
 
 // PublicOnly refuses every address that is not public unicast (see Why).
 func PublicOnly(ap netip.AddrPort) error { return netguard.PublicOnly(ap) }
+
+// EndpointDialCheck returns the check a dialer (DialControl) applies to every
+// address of a model endpoint reached with scheme (see the SDK's
+// netguard.EndpointAddr): the rule CheckBaseURL applies when it is saved.
+func EndpointDialCheck(scheme string) func(netip.AddrPort) error {
+	return netguard.EndpointDialCheck(scheme)
+}

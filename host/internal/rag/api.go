@@ -41,6 +41,10 @@ const (
 	EventToken     = "token"
 	EventCitations = "citations"
 	EventError     = "error"
+	// EventReset withdraws the text streamed so far ({"message"}): the assigned
+	// model failed after its answer had begun, and the builtin method's answer
+	// follows in new token events.
+	EventReset = "reset"
 )
 
 // Done is the data of the done marker that ends an answer's stream: how the answer
@@ -71,10 +75,12 @@ type StreamError struct {
 
 // Ask answers POST /api/rag/ask over server-sent events: `token` events carry the
 // answer's text as it comes ({"text"}), then one `citations` event maps its
-// [S1]-style markers to passages ({"citations": [...]}), then the done marker
+// [S1]-style markers to passages ({"citations": [...], "sentences": [...]}, each
+// citation and cited sentence with its "verified" flag), then the done marker
 // says how it was made ({"model", "method", "answered"}, and "fallback" with the
 // role, provider, endpoint and reason when the assigned model failed and the builtin
-// method answered). The stream opens with
+// method answered). When the model fails after its answer began, a `reset` event
+// withdraws its text and the builtin method's answer follows. The stream opens with
 // the first piece of the answer, so a request that fails before (bad input, a
 // scope the caller cannot see, the model unreachable) gets a plain error answer:
 // 422, 404, 502 for a provider error, 504 when the provider timed out.
@@ -97,11 +103,19 @@ func (a *API) Ask(w http.ResponseWriter, r *http.Request) {
 		stream, err = sse.Open(w)
 		return err
 	}
-	ans, err := a.svc.Ask(r.Context(), user, q, func(text string) error {
-		if err := open(); err != nil {
-			return err
-		}
-		return stream.JSON(EventToken, "", map[string]string{"text": text})
+	ans, err := a.svc.AskTo(r.Context(), user, q, Sink{
+		Token: func(text string) error {
+			if err := open(); err != nil {
+				return err
+			}
+			return stream.JSON(EventToken, "", map[string]string{"text": text})
+		},
+		Reset: func(message string) error {
+			if err := open(); err != nil {
+				return err
+			}
+			return stream.JSON(EventReset, "", map[string]string{"message": message})
+		},
 	})
 	if err != nil {
 		if stream == nil {
@@ -118,7 +132,7 @@ func (a *API) Ask(w http.ResponseWriter, r *http.Request) {
 	if err := open(); err != nil {
 		return
 	}
-	if err := stream.JSON(EventCitations, "", map[string]any{"citations": ans.Citations}); err != nil {
+	if err := stream.JSON(EventCitations, "", map[string]any{"citations": ans.Citations, "sentences": ans.Sentences}); err != nil {
 		return
 	}
 	_ = stream.Done(Done{Model: ans.Model, Method: ans.Method, Answered: ans.Answered, Fallback: ans.Fallback})

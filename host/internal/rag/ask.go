@@ -108,6 +108,11 @@ func (q *Question) Validate() error {
 
 // Citation maps an answer's [S1]-style marker to the passage it cites.
 type Citation struct {
+	// Verified is true when every sentence of the answer citing this passage was
+	// found in it verbatim (its quoted words, or the whole sentence); a paraphrase
+	// leaves it false, and the citation is shown marked unverified (checkAnswer).
+	Verified bool `json:"verified"`
+
 	Marker  string    `json:"marker"`
 	ChunkID uuid.UUID `json:"chunk_id"`
 	PaperID uuid.UUID `json:"paper_id"`
@@ -134,6 +139,9 @@ type Answer struct {
 	Method    string     `json:"method"`
 	// Answered is false when the passages held no answer (nothing is cited).
 	Answered bool `json:"answered"`
+	// Sentences are the answer's cited sentences, each checked against the
+	// passages it cites (checkAnswer).
+	Sentences []SentenceCheck `json:"sentences"`
 	// Fallback is set when the assigned model could not answer and the builtin
 	// method did: it says which model and why.
 	Fallback *Fallback `json:"fallback,omitempty"`
@@ -182,9 +190,28 @@ type document struct {
 // TokenFunc receives the answer as it is produced.
 type TokenFunc func(text string) error
 
+// Sink receives an answer as it is made.
+type Sink struct {
+	// Token receives the answer's text as it comes. Required.
+	Token TokenFunc
+	// Reset, when set, withdraws the text sent to Token so far: the assigned
+	// model failed after its answer had begun (it broke off, refused, or cited
+	// only passages it was not given), and the builtin method's answer follows.
+	// message is the fallback's sentence. Without Reset such a failure ends the
+	// answer with its error.
+	Reset func(message string) error
+}
+
 // Ask answers q for userID, sending the answer's text to token as it comes, and
 // returns the whole answer with its citations.
 func (s *Service) Ask(ctx context.Context, userID uuid.UUID, q Question, token TokenFunc) (*Answer, error) {
+	return s.AskTo(ctx, userID, q, Sink{Token: token})
+}
+
+// AskTo is Ask with a Sink: when the assigned model fails after its answer began,
+// sink.Reset withdraws it and the builtin method answers.
+func (s *Service) AskTo(ctx context.Context, userID uuid.UUID, q Question, sink Sink) (*Answer, error) {
+	token := sink.Token
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
@@ -233,13 +260,18 @@ func (s *Service) Ask(ctx context.Context, userID uuid.UUID, q Question, token T
 		}
 	}
 	ans, streamed, err := answerWith(ctx, b, req, docs, token)
-	if err != nil && !streamed && fb == nil && b.Provider != llmgw.Builtin && ctx.Err() == nil {
-		// The assigned model failed before a word of its answer was sent: the
-		// builtin method answers, and the answer says why.
+	if err != nil && fb == nil && b.Provider != llmgw.Builtin && ctx.Err() == nil && (!streamed || sink.Reset != nil) {
+		// The assigned model failed: the builtin method answers, and the answer
+		// says why. What the model had sent is withdrawn first.
 		fb = s.fallback(ctx, llmgw.RoleAnswer, b.Provider, b.Assigned, b.Endpoint(), err)
 		builtin, ferr := s.GW.Fallback(llmgw.RoleAnswer)
 		if ferr != nil {
 			return nil, err
+		}
+		if streamed {
+			if rerr := sink.Reset(fb.Message); rerr != nil {
+				return nil, rerr
+			}
 		}
 		ans, _, err = answerWith(ctx, builtin, req, docs, token)
 	}
@@ -250,25 +282,38 @@ func (s *Service) Ask(ctx context.Context, userID uuid.UUID, q Question, token T
 	return ans, nil
 }
 
-// answerWith streams the answer of b's model to token. streamed says whether any
-// of it reached token, after which another model can no longer take over.
+// answerWith streams the answer of b's model to token, markers naming passages
+// it was not given taken out (markerFilter), and checks each cited sentence
+// (checkAnswer). streamed says whether any of it reached token. An assigned
+// model's answer that is empty, refused, or cites only passages it was not given
+// is an error (errEmptyAnswer, errRefused, errNoCitations), for the builtin
+// method to take over.
 func answerWith(ctx context.Context, b *llmgw.Binding, req *llm.ChatRequest, docs []document, token TokenFunc) (*Answer, bool, error) {
 	var text strings.Builder
 	streamed := false
+	emit := func(s string) error {
+		if s == "" {
+			return nil
+		}
+		text.WriteString(s)
+		streamed = true
+		return token(s)
+	}
+	filter := newMarkerFilter(docs)
 	ans := &Answer{Model: b.Assigned}
+	finish := ""
 	err := b.Chat(ctx, req, llm.ChatStreamFunc(func(c *llm.ChatChunk) error {
-		if c.Delta != "" {
-			text.WriteString(c.Delta)
-			streamed = true
-			if err := token(c.Delta); err != nil {
-				return err
-			}
+		if err := emit(filter.write(c.Delta)); err != nil {
+			return err
 		}
 		if c.FinishReason != "" {
-			ans.Method = c.Metadata[llm.MetaMethod]
+			ans.Method, finish = c.Metadata[llm.MetaMethod], c.FinishReason
 		}
 		return nil
 	}))
+	if err == nil {
+		err = emit(filter.flush())
+	}
 	if err != nil {
 		return nil, streamed, err
 	}
@@ -278,6 +323,21 @@ func answerWith(ctx context.Context, b *llmgw.Binding, req *llm.ChatRequest, doc
 	ans.Text = text.String()
 	ans.Citations = cite(ans.Text, docs)
 	ans.Answered = len(ans.Citations) > 0
+	if b.Provider != llmgw.Builtin {
+		switch {
+		case finish == llm.FinishContentFilter:
+			return nil, streamed, errRefused
+		case strings.TrimSpace(ans.Text) == "":
+			return nil, streamed, errEmptyAnswer
+		case filter.dropped > 0 && len(ans.Citations) == 0:
+			return nil, streamed, errNoCitations
+		}
+	}
+	var verified map[string]bool
+	ans.Sentences, verified = checkAnswer(ans.Text, docs)
+	for i, c := range ans.Citations {
+		ans.Citations[i].Verified = verified[c.Marker]
+	}
 	return ans, streamed, nil
 }
 
@@ -287,7 +347,7 @@ func (s *Service) fallback(ctx context.Context, role, provider, model, endpoint 
 	if log == nil {
 		log = slog.Default()
 	}
-	log.WarnContext(ctx, "assigned model failed; answering with the builtin method",
+	log.WarnContext(ctx, "assigned model failed; the builtin method does its work",
 		"role", role, "provider", provider, "model", model, "endpoint", endpoint, "error", err)
 	where := provider
 	if endpoint != "" {
@@ -295,8 +355,8 @@ func (s *Service) fallback(ctx context.Context, role, provider, model, endpoint 
 	}
 	reason := modelFailure(err)
 	return &Fallback{Role: role, Provider: provider, Model: model, Endpoint: endpoint, Reason: reason,
-		Message: fmt.Sprintf("The model assigned to the %s role (%s) could not answer: %s. This answer comes from the builtin extractive method instead.",
-			role, where, reason)}
+		Message: fmt.Sprintf("The model assigned to the %s role (%s) could not answer: %s. %s from the builtin extractive method instead.",
+			role, where, reason, fallbackWork(role))}
 }
 
 // modelFailure says in a clause why a model call failed, without the provider's
@@ -306,15 +366,22 @@ func modelFailure(err error) string {
 	case errors.Is(err, llmgw.ErrNoKey):
 		return "no API key is set for its provider"
 	case errors.Is(err, llmgw.ErrNoBaseURL):
-		return "no base URL is set for the custom endpoint"
+		return "no base URL is set for its endpoint"
 	case errors.Is(err, llmgw.ErrUnavailable):
 		return "the plugin that calls it is not running"
 	case errors.Is(err, llmgw.ErrUnknownProvider):
 		return "its provider is not one Lectern knows"
-	case strings.Contains(err.Error(), "custom endpoint refused"):
-		return "the custom endpoint's address was refused (it must be a public https address)"
-	case errors.Is(err, context.DeadlineExceeded):
+	case strings.Contains(err.Error(), "endpoint refused"):
+		return "the endpoint's address is one Lectern does not connect to (plain http only to this machine; see Settings → Language models)"
+	}
+	if reason := outputFailure(err); reason != "" {
+		return reason
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), strings.Contains(err.Error(), "no answer within"), strings.Contains(err.Error(), "no data for"):
 		return "it did not answer in time"
+	case strings.Contains(err.Error(), "connection refused"):
+		return "the endpoint refused the connection (is the model runtime running?)"
 	case errors.Is(err, protocol.ErrUnauthorized):
 		return "the provider refused the API key"
 	case errors.Is(err, protocol.ErrRateLimited):

@@ -78,6 +78,9 @@ type Extraction struct {
 	Source        string    `json:"source"`
 	Items         []Item    `json:"items"`
 	UpdatedAt     time.Time `json:"updated_at"`
+	// Fallback is set when the model assigned to the extract role failed and the
+	// builtin method extracted these items: it names the model and why.
+	Fallback *Fallback `json:"fallback,omitempty"`
 }
 
 // ExtractWorker runs extract.paper.
@@ -98,7 +101,11 @@ func (w *ExtractWorker) Work(ctx context.Context, job *river.Job[ExtractArgs]) e
 			verified++
 		}
 	}
-	return jobs.SetResult(ctx, map[string]any{"paper_id": x.PaperID, "items": len(x.Items), "verified": verified, "model": x.Model})
+	result := map[string]any{"paper_id": x.PaperID, "items": len(x.Items), "verified": verified, "model": x.Model}
+	if x.Fallback != nil {
+		result["fallback"] = x.Fallback
+	}
+	return jobs.SetResult(ctx, result)
 }
 
 // Extract makes userID's extraction of record of the paper with the extract role's
@@ -112,22 +119,25 @@ func (s *Service) Extract(ctx context.Context, userID, paperID uuid.UUID) (*Extr
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.GW.Resolve(ctx, llmgw.RoleExtract)
-	if err != nil {
-		return nil, err
-	}
 	_ = jobs.ReportProgress(ctx, 0, 2, fmt.Sprintf("reading %d passages", len(pt.docs)))
 	var out llm.Extraction
-	resp, err := jsonTask(ctx, b, llm.TaskExtract, extractPrompt, "", pt.docs, &out)
-	if errors.Is(err, errUnreadable) {
-		return nil, jobs.NewPublicError("bad_model_output", "The model's extraction could not be read; try again or assign another model.", err)
-	}
+	var resp *llm.ChatResponse
+	b, fb, err := s.withFallback(ctx, llmgw.RoleExtract, func(b *llmgw.Binding) error {
+		out = llm.Extraction{}
+		r, err := jsonTask(ctx, b, llm.TaskExtract, extractPrompt, "", pt.docs, &out)
+		resp = r
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return nil, workError(ctx, "extraction", err)
 	}
-	_ = jobs.ReportProgress(ctx, 1, 2, "checking the quotes")
+	if fb != nil {
+		_ = jobs.ReportProgress(ctx, 1, 2, fb.Message)
+	} else {
+		_ = jobs.ReportProgress(ctx, 1, 2, "checking the quotes")
+	}
 	x := &Extraction{PaperID: paperID, Model: modelName(b), PromptVersion: ExtractPromptVersion, Method: method(resp),
-		Source: pt.source, Items: []Item{}}
+		Source: pt.source, Items: []Item{}, Fallback: fb}
 	kinds := []string{llm.ItemClaim, llm.ItemMethod, llm.ItemDataset, llm.ItemResult, llm.ItemLimitation}
 	for _, it := range out.Items {
 		content := strings.TrimSpace(it.Content)
@@ -152,12 +162,12 @@ func (s *Service) Extract(ctx context.Context, userID, paperID uuid.UUID) (*Extr
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		var id uuid.UUID
 		err := tx.QueryRow(ctx, `
-			INSERT INTO paper_extractions (user_id, paper_id, template, model, prompt_version, method, source)
-			VALUES ($1, $2, 'default', $3, $4, $5, $6)
+			INSERT INTO paper_extractions (user_id, paper_id, template, model, prompt_version, method, source, fallback)
+			VALUES ($1, $2, 'default', $3, $4, $5, $6, $7)
 			ON CONFLICT (user_id, paper_id, template) DO UPDATE
 			   SET model = EXCLUDED.model, prompt_version = EXCLUDED.prompt_version, method = EXCLUDED.method,
-			       source = EXCLUDED.source, updated_at = now()
-			RETURNING id, updated_at`, userID, paperID, x.Model, x.PromptVersion, x.Method, x.Source).Scan(&id, &x.UpdatedAt)
+			       source = EXCLUDED.source, fallback = EXCLUDED.fallback, updated_at = now()
+			RETURNING id, updated_at`, userID, paperID, x.Model, x.PromptVersion, x.Method, x.Source, fallbackJSON(x.Fallback)).Scan(&id, &x.UpdatedAt)
 		if err != nil {
 			return err
 		}
@@ -236,10 +246,10 @@ func (s *Service) Extraction(ctx context.Context, userID, paperID uuid.UUID) (*E
 	}
 	var id uuid.UUID
 	err = s.Pool.QueryRow(ctx, `
-		SELECT e.id, e.model, e.prompt_version, e.method, e.source, e.updated_at
+		SELECT e.id, e.model, e.prompt_version, e.method, e.source, e.updated_at, e.fallback
 		  FROM paper_extractions e
 		 WHERE e.user_id = $1 AND e.paper_id = $2 AND e.template = 'default'`,
-		userID, paperID).Scan(&id, &x.Model, &x.PromptVersion, &x.Method, &x.Source, &x.UpdatedAt)
+		userID, paperID).Scan(&id, &x.Model, &x.PromptVersion, &x.Method, &x.Source, &x.UpdatedAt, &x.Fallback)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

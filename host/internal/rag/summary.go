@@ -69,6 +69,9 @@ type Summary struct {
 	// than half are, LOW otherwise, UNVERIFIED when there are no findings.
 	Confidence string    `json:"confidence"`
 	CreatedAt  time.Time `json:"created_at"`
+	// Fallback is set when the model assigned to the summarize role failed and the
+	// builtin method made this summary: it names the model and why.
+	Fallback *Fallback `json:"fallback,omitempty"`
 }
 
 // Confidence grades a set of checked quotes (REFERENCE "Quote verification").
@@ -96,8 +99,12 @@ func (w *SummaryWorker) Work(ctx context.Context, job *river.Job[SummaryArgs]) e
 	if err != nil {
 		return err
 	}
-	return jobs.SetResult(ctx, map[string]any{"paper_id": s.PaperID, "model": s.Model, "cached": cached,
-		"confidence": s.Confidence, "source": s.Source})
+	result := map[string]any{"paper_id": s.PaperID, "model": s.Model, "cached": cached,
+		"confidence": s.Confidence, "source": s.Source}
+	if s.Fallback != nil {
+		result["fallback"] = s.Fallback
+	}
+	return jobs.SetResult(ctx, result)
 }
 
 // modelName is how a binding's model is recorded: provider/model.
@@ -110,12 +117,12 @@ func (s *Service) Summarize(ctx context.Context, userID, paperID uuid.UUID, forc
 	if err != nil {
 		return nil, false, err
 	}
-	b, err := s.GW.Resolve(ctx, llmgw.RoleSummarize)
+	a, err := s.GW.Assignment(ctx, llmgw.RoleSummarize)
 	if err != nil {
 		return nil, false, err
 	}
 	if !force {
-		if got, err := s.summary(ctx, userID, paperID, modelName(b)); err == nil {
+		if got, err := s.summary(ctx, userID, paperID, a.Provider+"/"+a.Model); err == nil {
 			return got, true, nil
 		} else if !errors.Is(err, ErrNotFound) {
 			return nil, false, err
@@ -123,16 +130,27 @@ func (s *Service) Summarize(ctx context.Context, userID, paperID uuid.UUID, forc
 	}
 	_ = jobs.ReportProgress(ctx, 0, 2, fmt.Sprintf("summarising %d passages", len(pt.docs)))
 	var out llm.Summary
-	resp, err := jsonTask(ctx, b, llm.TaskSummarize, summaryPrompt, "", pt.docs, &out)
-	if errors.Is(err, errUnreadable) || err == nil && strings.TrimSpace(out.Summary) == "" {
-		return nil, false, jobs.NewPublicError("bad_model_output", "The model's summary could not be read; try again or assign another model.", err)
-	}
+	var resp *llm.ChatResponse
+	b, fb, err := s.withFallback(ctx, llmgw.RoleSummarize, func(b *llmgw.Binding) error {
+		out = llm.Summary{}
+		r, err := jsonTask(ctx, b, llm.TaskSummarize, summaryPrompt, "", pt.docs, &out)
+		if err == nil && strings.TrimSpace(out.Summary) == "" {
+			err = errEmptyWork
+		}
+		resp = r
+		return err
+	})
 	if err != nil {
-		return nil, false, err
+		return nil, false, workError(ctx, "summary", err)
 	}
-	_ = jobs.ReportProgress(ctx, 1, 2, "checking the findings' quotes")
+	if fb != nil {
+		_ = jobs.ReportProgress(ctx, 1, 2, fb.Message)
+	} else {
+		_ = jobs.ReportProgress(ctx, 1, 2, "checking the findings' quotes")
+	}
 	sum := &Summary{PaperID: paperID, Model: modelName(b), PromptVersion: SummaryPromptVersion, Method: method(resp),
-		Source: pt.source, TLDR: strings.TrimSpace(out.TLDR), Summary: strings.TrimSpace(out.Summary), KeyFindings: []Finding{}}
+		Source: pt.source, TLDR: strings.TrimSpace(out.TLDR), Summary: strings.TrimSpace(out.Summary), KeyFindings: []Finding{},
+		Fallback: fb}
 	verified := 0
 	for _, f := range out.KeyFindings {
 		if strings.TrimSpace(f.Text) == "" {
@@ -147,13 +165,15 @@ func (s *Service) Summarize(ctx context.Context, userID, paperID uuid.UUID, forc
 	sum.Confidence = Confidence(verified, len(sum.KeyFindings))
 	findings, _ := json.Marshal(sum.KeyFindings)
 	err = s.Pool.QueryRow(ctx, `
-		INSERT INTO paper_summaries (paper_id, model, prompt_version, method, source, tldr, summary, key_findings, confidence)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		INSERT INTO paper_summaries (paper_id, model, prompt_version, method, source, tldr, summary, key_findings, confidence, fallback)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (paper_id, model, prompt_version) DO UPDATE
 		   SET method = EXCLUDED.method, source = EXCLUDED.source, tldr = EXCLUDED.tldr, summary = EXCLUDED.summary,
-		       key_findings = EXCLUDED.key_findings, confidence = EXCLUDED.confidence, created_at = now()
+		       key_findings = EXCLUDED.key_findings, confidence = EXCLUDED.confidence, fallback = EXCLUDED.fallback,
+		       created_at = now()
 		RETURNING created_at`,
-		paperID, sum.Model, sum.PromptVersion, sum.Method, sum.Source, sum.TLDR, sum.Summary, findings, sum.Confidence).Scan(&sum.CreatedAt)
+		paperID, sum.Model, sum.PromptVersion, sum.Method, sum.Source, sum.TLDR, sum.Summary, findings, sum.Confidence,
+		fallbackJSON(sum.Fallback)).Scan(&sum.CreatedAt)
 	if err != nil {
 		return nil, false, fmt.Errorf("rag: store summary: %w", err)
 	}
@@ -182,12 +202,12 @@ func (s *Service) summary(ctx context.Context, userID, paperID uuid.UUID, model 
 	var findings []byte
 	err = s.Pool.QueryRow(ctx, `
 		SELECT s.paper_id, s.model, s.prompt_version, s.method, s.source, s.tldr, s.summary, s.key_findings,
-		       s.confidence, s.created_at
+		       s.confidence, s.created_at, s.fallback
 		  FROM paper_summaries s
 		 WHERE s.paper_id = $1 AND ($2 = '' OR s.model = $2) AND s.prompt_version = $3
 		 ORDER BY s.created_at DESC LIMIT 1`, paperID, model, SummaryPromptVersion).
 		Scan(&sum.PaperID, &sum.Model, &sum.PromptVersion, &sum.Method, &sum.Source, &sum.TLDR, &sum.Summary,
-			&findings, &sum.Confidence, &sum.CreatedAt)
+			&findings, &sum.Confidence, &sum.CreatedAt, &sum.Fallback)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	}

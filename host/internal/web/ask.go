@@ -78,6 +78,10 @@ func (h *handler) ask(s *session, body map[string]any) (*answer, error) {
 			if json.Unmarshal(ev.Data, &t) == nil {
 				text.WriteString(t.Text)
 			}
+		case "reset":
+			// The assigned model failed after its text began; the builtin
+			// method's answer follows.
+			text.Reset()
 		case "citations":
 			var c struct {
 				Citations []citation `json:"citations"`

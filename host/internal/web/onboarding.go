@@ -12,8 +12,14 @@ type onboardingData struct {
 	Steps []string
 	// Number is the step's position, from 1.
 	Number int
-	// Providers are the LLM providers the admin may configure.
-	Providers []string
+	// Providers are the LLM providers the admin may configure, a local model
+	// runtime first.
+	Providers []providerChoice
+	// DefaultBaseURL is offered for a local runtime.
+	DefaultBaseURL string
+	// Probe is the connection test just made, if any, with the models to choose
+	// from.
+	Probe *llmProbe
 	// Done is true when the instance already has its admin.
 	Done bool
 }
@@ -67,7 +73,10 @@ func (h *handler) onboarding(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) onboardingStep(w http.ResponseWriter, r *http.Request, v *view, step string) {
-	d := &onboardingData{Step: step, Steps: onboardingSteps, Providers: []string{"openai", "anthropic", "google", "custom_compatible"}}
+	d := &onboardingData{Step: step, Steps: onboardingSteps, Providers: onboardingProviders, DefaultBaseURL: localDefaultBaseURL}
+	if p, ok := v.Data.(*llmProbe); ok {
+		d.Probe = p
+	}
 	for i, s := range onboardingSteps {
 		if s == step {
 			d.Number = i + 1
@@ -103,21 +112,52 @@ func (h *handler) onboardingAdmin(w http.ResponseWriter, r *http.Request) {
 	done(w, r, "/onboarding?step=llm", "Your admin account is ready and you are signed in.")
 }
 
-// onboardingLLM stores a cloud LLM provider's key (optional step).
+// onboardingLLM stores an LLM provider (optional step): a cloud provider's key,
+// or a local runtime's base URL (its key optional). A model chosen after a
+// connection test is given the answer, summarize and extract roles.
 func (h *handler) onboardingLLM(w http.ResponseWriter, r *http.Request, s *session, v *view) {
 	v.Title = "Set up Lectern"
 	provider := r.PostFormValue("provider")
-	body := map[string]string{"api_key": r.PostFormValue("api_key")}
-	if provider == "custom_compatible" {
-		body["base_url"] = r.PostFormValue("base_url")
+	key := strings.TrimSpace(r.PostFormValue("api_key"))
+	body := map[string]string{}
+	if key != "" {
+		body["api_key"] = key
 	}
-	if err := s.c.do(http.MethodPut, "/api/admin/llm/providers/"+pathEscape(provider), body, nil); err != nil {
+	if takesBaseURL(provider) {
+		body["base_url"] = strings.TrimSpace(r.PostFormValue("base_url"))
+		if body["base_url"] == "" && provider == localProvider {
+			body["base_url"] = localDefaultBaseURL
+		}
+	}
+	invalid := func(err error) {
 		h.logFailure(r, err)
+		r.PostForm.Del("api_key")
 		v.Err, v.Form, v.Fields, v.status = humanError(err), r.PostForm, fieldErrors(err, nil), statusOf(err)
+		h.onboardingStep(w, r, v, "llm")
+	}
+	if key == "" && !takesBaseURL(provider) {
+		r.PostForm.Del("api_key")
+		v.Err, v.Form, v.status = &uiError{What: "Enter the provider's API key.", Do: "A local model needs none: choose it to use a runtime on this machine."},
+			r.PostForm, http.StatusUnprocessableEntity
+		v.Fields = map[string]string{"api_key": "is required for a cloud provider"}
 		h.onboardingStep(w, r, v, "llm")
 		return
 	}
-	done(w, r, "/onboarding?step=paper", "The language model provider is saved.")
+	if err := s.c.do(http.MethodPut, "/api/admin/llm/providers/"+pathEscape(provider), body, nil); err != nil {
+		invalid(err)
+		return
+	}
+	model := strings.TrimSpace(r.PostFormValue("model"))
+	if model == "" {
+		done(w, r, "/onboarding?step=paper", "The language model provider is saved.")
+		return
+	}
+	if err := h.assignModel(s, provider, model, onboardingRoles); err != nil {
+		invalid(err)
+		return
+	}
+	done(w, r, "/onboarding?step=paper", "The language model provider is saved: answers, summaries and extractions use "+model+
+		", and the builtin method takes over whenever it fails.")
 }
 
 // onboardingUpload uploads the first paper and finishes the wizard on its page.

@@ -24,6 +24,7 @@ func (h *handler) routes() []Route {
 		{get, "/onboarding", public, f(h.onboarding)},
 		{post, "/onboarding/admin", public, f(h.onboardingAdmin)},
 		{post, "/onboarding/llm", signedIn, u(h.onboardingLLM)},
+		{post, "/onboarding/llm/test", signedIn, u(h.onboardingLLMTest)},
 		{post, "/onboarding/upload", signedIn, u(h.onboardingUpload)},
 		{get, "/signin", public, f(h.signIn)},
 		{post, "/signin/link", public, f(h.signInLink)},
@@ -89,6 +90,7 @@ func (h *handler) routes() []Route {
 		{post, "/settings/config/delete", signedIn, u(h.settingsDelete)},
 		{get, "/settings/llm", adminOnly, a(h.llmPage)},
 		{post, "/settings/llm/providers/{provider}", adminOnly, a(h.llmProviderPut)},
+		{post, "/settings/llm/providers/{provider}/test", adminOnly, a(h.llmProviderTest)},
 		{post, "/settings/llm/roles/{role}", adminOnly, a(h.llmRolePut)},
 
 		// Administration.

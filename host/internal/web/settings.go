@@ -91,12 +91,18 @@ type llmData struct {
 	Settings  llmSettings
 	Providers []string
 	Roles     []llmRole
+	// Probe is the connection test just made, if any: its models are offered
+	// to the roles.
+	Probe *llmProbe
 }
 
 // llmPage is the admin's page of deployment-wide LLM providers and the model each
 // role uses, with the warning the API gives while a custom endpoint is set.
 func (h *handler) llmPage(w http.ResponseWriter, r *http.Request, s *session, v *view) {
 	d := &llmData{}
+	if p, ok := v.Data.(*llmProbe); ok {
+		d.Probe = p
+	}
 	v.Title, v.Nav, v.Data = "Language models", "settings", d
 	if err := s.c.get("/api/admin/llm", &d.Settings); err != nil && v.Err == nil {
 		v.Err = humanError(err)

@@ -95,6 +95,10 @@ var dashboardCases = map[string]idKind{
 	"GET /admin/audit":                             noID,
 	"GET /admin/plugins":                           noID,
 	"POST /admin/plugins/{name}":                   pluginParam,
+
+	// Connection tests make the host connect out: the API refuses a non-admin.
+	"POST /onboarding/llm/test":                    noID,
+	"POST /settings/llm/providers/{provider}/test": providerParam,
 }
 
 // tenantData is what Alice owns, and the strings that appear only in it.

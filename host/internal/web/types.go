@@ -438,9 +438,14 @@ type pluginInfo struct {
 }
 
 type llmProvider struct {
-	Name    string `json:"name"`
-	KeyName string `json:"key_name"`
-	APIKey  *struct {
+	Name  string `json:"name"`
+	Label string `json:"label"`
+	// BaseURLSettable is true for the custom endpoint and a local model runtime:
+	// their base URL is a setting, and their key is optional.
+	BaseURLSettable bool   `json:"base_url_settable"`
+	DefaultBaseURL  string `json:"default_base_url"`
+	KeyName         string `json:"key_name"`
+	APIKey          *struct {
 		Set    bool   `json:"set"`
 		Masked string `json:"masked"`
 	} `json:"api_key"`
@@ -464,6 +469,10 @@ type llmSettings struct {
 // citation is one source of a RAG answer; Marker is what the answer's text cites,
 // such as "S1".
 type citation struct {
+	// Verified is false when a sentence citing the passage is not found in it
+	// verbatim (a paraphrase): the source is shown marked unverified.
+	Verified bool `json:"verified"`
+
 	Marker  string   `json:"marker"`
 	ChunkID string   `json:"chunk_id"`
 	PaperID string   `json:"paper_id"`
@@ -486,6 +495,9 @@ type keyFinding struct {
 }
 
 type summary struct {
+	// Fallback, when set, says why the builtin method made this summary.
+	Fallback *fallback `json:"fallback"`
+
 	TLDR        string       `json:"tldr"`
 	Summary     string       `json:"summary"`
 	KeyFindings []keyFinding `json:"key_findings"`
@@ -505,6 +517,9 @@ type extractionItem struct {
 }
 
 type extractions struct {
+	// Fallback, when set, says why the builtin method extracted these items.
+	Fallback *fallback `json:"fallback"`
+
 	Items []extractionItem `json:"items"`
 	Model string           `json:"model"`
 }

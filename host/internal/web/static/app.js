@@ -340,6 +340,12 @@
       var paper = document.createElement("a");
       paper.className = "meta"; paper.href = "/papers/" + encodeURIComponent(c.paper_id); paper.textContent = "paper";
       li.appendChild(paper);
+      if (c.verified === false) {
+        var badge = document.createElement("span");
+        badge.className = "badge unverified"; badge.textContent = "unverified";
+        badge.title = "A sentence citing this passage is not found in it word for word: a paraphrase, to check against the paper";
+        li.appendChild(document.createTextNode(" ")); li.appendChild(badge);
+      }
       list.appendChild(li);
     });
   }
@@ -405,6 +411,9 @@
         await readEvents(resp, function (name, data) {
           var d; try { d = JSON.parse(data); } catch (_) { return; }
           if (name === "token") { text += d.text || ""; renderAnswer(textEl, text, cites); }
+          // The assigned model failed after its text began: withdraw it; the
+          // builtin answer follows, and done says why.
+          else if (name === "reset") { text = ""; cites = []; renderAnswer(textEl, text, cites); }
           else if (name === "citations") { cites = d.citations || []; renderAnswer(textEl, text, cites); renderSources(list, heading, cites); }
           else if (name === "error") { showError(err, [d.message || "The answer could not be finished.", "Try again, or ask in other words."]); }
           else if (name === "done") {
