@@ -112,7 +112,10 @@ type Citation struct {
 	// found in it verbatim (its quoted words, or the whole sentence); a paraphrase
 	// leaves it false, and the citation is shown marked unverified (checkAnswer).
 	Verified bool `json:"verified"`
-
+	// Number is the source's number as a reader sees it: 1, 2, ... in the order
+	// the answer first cites each passage, whatever the passage's marker (the
+	// model's [S4] is shown as [1] when it is cited first).
+	Number  int       `json:"number"`
 	Marker  string    `json:"marker"`
 	ChunkID uuid.UUID `json:"chunk_id"`
 	PaperID uuid.UUID `json:"paper_id"`
@@ -478,7 +481,7 @@ func cite(answer string, docs []document) []Citation {
 			seen[id] = true
 			page, start, end := d.locate(c.Text)
 			out = append(out, Citation{
-				Marker: id, ChunkID: d.chunkID, PaperID: d.paperID, Title: d.Title, Authors: d.authors,
+				Number: len(out) + 1, Marker: id, ChunkID: d.chunkID, PaperID: d.paperID, Title: d.Title, Authors: d.authors,
 				Page: page, PageEnd: d.pageEnd, Section: d.Section, Start: start, End: end,
 			})
 		}

@@ -218,6 +218,8 @@ func browserFlow(t *testing.T, s *stack) {
 		sources := read(t, ctx, "[data-answer-sources]")
 		require.Contains(t, sources, "Spaced Repetition for Readers")
 		require.Contains(t, sources, "page 3")
+		require.Equal(t, "[1]", read(t, ctx, `[data-answer] a.cite`), "sources are numbered from 1, in the order cited")
+		require.Equal(t, "[1]", strings.TrimSpace(read(t, ctx, `[data-answer-sources] .marker`)))
 		shot(t, ctx, "04-ask-cited-answer")
 	})
 

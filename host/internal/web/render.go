@@ -323,7 +323,8 @@ func fmtDateTime(loc *time.Location, t any) string {
 var citeMarker = regexp.MustCompile(`\[(S\d{1,3})\]`)
 
 // citeHTML escapes an answer and turns its [S1] markers into links to the reader
-// at the cited words, for the markers that have a citation.
+// at the cited words, for the markers that have a citation, each shown as its
+// source's number ([1], [2], ... in the order cited).
 func citeHTML(text string, cites []citation) template.HTML {
 	known := map[string]citation{}
 	for _, c := range cites {
@@ -335,8 +336,8 @@ func citeHTML(text string, cites []citation) template.HTML {
 		b.WriteString(template.HTMLEscapeString(text[last:m[0]]))
 		marker := text[m[2]:m[3]]
 		if c, ok := known[marker]; ok {
-			fmt.Fprintf(&b, `<a class="cite" href="%s" title="%s">[%s]</a>`, template.HTMLEscapeString(citeURL(c)),
-				template.HTMLEscapeString(citeTitle(c)), marker)
+			fmt.Fprintf(&b, `<a class="cite" href="%s" title="%s">[%d]</a>`, template.HTMLEscapeString(citeURL(c)),
+				template.HTMLEscapeString(citeTitle(c)), c.Number)
 		} else {
 			b.WriteString(template.HTMLEscapeString(text[m[0]:m[1]]))
 		}

@@ -473,6 +473,9 @@ type citation struct {
 	// verbatim (a paraphrase): the source is shown marked unverified.
 	Verified bool `json:"verified"`
 
+	// Number is what the reader sees: sources numbered from 1 in the order the
+	// answer cites them.
+	Number  int      `json:"number"`
 	Marker  string   `json:"marker"`
 	ChunkID string   `json:"chunk_id"`
 	PaperID string   `json:"paper_id"`

@@ -71,15 +71,15 @@ func TestLocalPath(t *testing.T) {
 
 func TestCiteHTMLEscapesAndLinksKnownMarkers(t *testing.T) {
 	t.Parallel()
-	got := citeHTML("<b>x</b> [S1] and [S9]", []citation{{Marker: "S1", PaperID: "p1", ChunkID: "c1", Page: 3, Start: 4, End: 20, Title: `A "title" <b>`}})
-	require.Equal(t, `&lt;b&gt;x&lt;/b&gt; <a class="cite" href="/papers/p1/read?page=3&amp;passage=c1&amp;start=4&amp;end=20" title="A &#34;title&#34; &lt;b&gt;, page 3">[S1]</a> and [S9]`, string(got),
-		"a known marker opens the reader at the cited words")
+	got := citeHTML("<b>x</b> [S4] and [S9]", []citation{{Number: 1, Marker: "S4", PaperID: "p1", ChunkID: "c1", Page: 3, Start: 4, End: 20, Title: `A "title" <b>`}})
+	require.Equal(t, `&lt;b&gt;x&lt;/b&gt; <a class="cite" href="/papers/p1/read?page=3&amp;passage=c1&amp;start=4&amp;end=20" title="A &#34;title&#34; &lt;b&gt;, page 3">[1]</a> and [S9]`, string(got),
+		"a known marker opens the reader at the cited words, shown as its source's number")
 }
 
 func TestCiteHTMLKeepsParagraphsAndJoinsPDFLines(t *testing.T) {
 	t.Parallel()
-	got := citeHTML("According to the documents:\n\n\"Once they became responsible\nfor their own regulation\" [S1]", []citation{{Marker: "S1", PaperID: "p1", ChunkID: "c1", Page: 2}})
-	require.Equal(t, `According to the documents:<br><br>&#34;Once they became responsible for their own regulation&#34; <a class="cite" href="/papers/p1/read?page=2&amp;passage=c1" title="Untitled paper, page 2">[S1]</a>`, string(got))
+	got := citeHTML("According to the documents:\n\n\"Once they became responsible\nfor their own regulation\" [S1]", []citation{{Number: 1, Marker: "S1", PaperID: "p1", ChunkID: "c1", Page: 2}})
+	require.Equal(t, `According to the documents:<br><br>&#34;Once they became responsible for their own regulation&#34; <a class="cite" href="/papers/p1/read?page=2&amp;passage=c1" title="Untitled paper, page 2">[1]</a>`, string(got))
 }
 
 func TestEveryTemplateIsRegistered(t *testing.T) {

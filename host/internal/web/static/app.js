@@ -310,11 +310,21 @@
     (cites || []).forEach(function (c) { known[c.marker] = c; });
     el.textContent = "";
     var re = /\[(S\d{1,3})\]/g, last = 0, m;
+    // While the answer streams its citations are not known yet: number the
+    // markers in the order they appear, as the server will ([S4] cited first
+    // reads [1]), so a reader never sees the model's marker names.
+    var order = {}, next = 1;
+    while ((m = re.exec(text)) !== null) {
+      if (!order[m[1]]) order[m[1]] = next++;
+    }
+    re.lastIndex = 0;
     while ((m = re.exec(text)) !== null) {
       el.appendChild(document.createTextNode(text.slice(last, m.index)));
-      if (known[m[1]]) {
+      if (!cites || !cites.length) {
+        el.appendChild(document.createTextNode("[" + order[m[1]] + "]"));
+      } else if (known[m[1]]) {
         var a = document.createElement("a");
-        a.className = "cite"; a.href = readerURL(known[m[1]]); a.textContent = "[" + m[1] + "]";
+        a.className = "cite"; a.href = readerURL(known[m[1]]); a.textContent = "[" + (known[m[1]].number || m[1]) + "]";
         a.title = (known[m[1]].title || "Untitled paper") + (known[m[1]].page ? ", page " + known[m[1]].page : "");
         el.appendChild(a);
       } else {
@@ -332,7 +342,7 @@
       var li = document.createElement("li");
       li.id = "cite-" + c.marker;
       var mk = document.createElement("span");
-      mk.className = "marker"; mk.textContent = "[" + c.marker + "] ";
+      mk.className = "marker"; mk.textContent = "[" + (c.number || c.marker) + "] ";
       var a = document.createElement("a");
       a.href = readerURL(c); a.textContent = (c.title || "Untitled paper") + (c.page ? ", page " + c.page : "");
       li.appendChild(mk); li.appendChild(a);
