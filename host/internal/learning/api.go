@@ -415,7 +415,7 @@ func (a *API) DeleteCard(w http.ResponseWriter, r *http.Request) {
 // 50). Learning and relearning cards whose short-term step has come go first,
 // then the rest, most overdue first; buried cards whose time has come count as
 // due. next_learning_due_at says when the next card on a short-term step comes
-// back (within a day; null when none does), so a session can wait for it.
+// back (within the hour; null when none does), so a session can wait for it.
 func (a *API) Due(w http.ResponseWriter, r *http.Request) {
 	deck, limit, err := deckAndLimit(r, 50)
 	if err != nil {
