@@ -282,7 +282,7 @@ func browserFlow(t *testing.T, s *stack) {
 		shot(t, ctx, "06-review-card")
 		step(t, ctx, "answer Again with the key 1",
 			chromedp.KeyEvent("1"),
-			chromedp.WaitVisible(chromedp.CSS(".flash [data-last]")))
+			chromedp.WaitVisible(chromedp.CSS(".review-last p.flash")))
 		require.Contains(t, read(t, ctx, ".flash"), "Again recorded.")
 
 		// The next card is the accepted cloze draft: its back shows the answer and,
@@ -322,7 +322,7 @@ func browserFlow(t *testing.T, s *stack) {
 			chromedp.KeyEvent(" "), chromedp.WaitVisible(chromedp.CSS(`button[data-key="3"]`)))
 		require.Contains(t, read(t, ctx, `button[data-key="3"]`), "10m", "Good moves it to the second step again")
 		shot(t, ctx, "07c-review-undone")
-		step(t, ctx, "answer Good again", chromedp.KeyEvent("3"), chromedp.WaitVisible(chromedp.CSS(".flash [data-last]")))
+		step(t, ctx, "answer Good again", chromedp.KeyEvent("3"), chromedp.WaitVisible(chromedp.CSS(".review-last p.flash")))
 
 		step(t, ctx, "see it in the analytics",
 			navigate(base+"/analytics"),
