@@ -98,6 +98,10 @@ type Options struct {
 	// QueueFunc, when set, adjusts the job queue's configuration before Build
 	// makes the queue (tests: another heartbeat, one more kind). Optional.
 	QueueFunc func(*jobs.Config) error
+	// Now, when set, is the clock of the learning API: when reviews happen and
+	// which cards are due (tests move it past a learning step instead of waiting
+	// minutes). Default: the wall clock.
+	Now func() time.Time
 }
 
 // App is the assembled host: every service is built once, by Build, and the HTTP
@@ -312,7 +316,7 @@ func (a *App) newHandler(o Options, searchSvc *search.Service) (http.Handler, []
 		Papers:   papers.NewAPI(papers.New(a.Pool), resolver(searchSvc)),
 		Projects: projects.NewAPI(a.Pool, papers.New(a.Pool)),
 		Search:   search.NewAPI(searchSvc),
-		Learning: learning.NewAPI(learning.New(a.Pool), papers.New(a.Pool)),
+		Learning: learning.NewAPI(learningStore(a.Pool, o.Now), papers.New(a.Pool)),
 		Upload:   ingest.NewAPI(a.Pool, a.PDFs, a.Jobs, ingest.NewFetcher(netguard.PublicOnly)),
 		Enrich:   enrich.NewAPI(a.Enrich, a.Jobs),
 		Passages: retrieve.NewAPI(a.Retriever),
@@ -415,4 +419,12 @@ func pluginSources(h *pluginhost.Host) func() []search.Named {
 		}
 		return out
 	}
+}
+
+// learningStore is the learning area's store, on the clock now when one is given.
+func learningStore(pool *pgxpool.Pool, now func() time.Time) *learning.Store {
+	if now == nil {
+		return learning.New(pool)
+	}
+	return learning.New(pool).WithClock(now)
 }

@@ -342,6 +342,7 @@ var tenancyCases = map[string]tenancyCase{
 		require.Equal(t, http.StatusNotFound, rec.Code)
 		require.Equal(t, before, aliceSnapshot(t, b, alice))
 	}},
+	"POST /api/reviews/{id}/undo": {kind: perUser, check: foreignID("review_logs", nil)},
 	"POST /api/reviews/batch": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		before := aliceSnapshot(t, b, alice)
 		rec := b.do(t, req{method: http.MethodPost, path: "/api/reviews/batch", cookie: bob.cookie,

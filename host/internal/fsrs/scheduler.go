@@ -374,6 +374,32 @@ func stepInterval(c *Card, r Rating, steps []time.Duration) (time.Duration, bool
 	return 0, true
 }
 
+// StepAfter returns the learning or relearning step a card in state at step is
+// left at by a review rated r: what Review would store as Card.Step, without the
+// memory. It lets a caller that logged each review's state and rating, but not
+// the step, replay the steps (undoing a review restores the step before it).
+func (s *Scheduler) StepAfter(state State, step int, r Rating) int {
+	if s.cfg.LongTermOnly {
+		return 0
+	}
+	c := Card{State: state, Step: step}
+	var steps []time.Duration
+	switch state {
+	case StateNew:
+		c.Step, steps = 0, s.cfg.LearningSteps
+	case StateLearning:
+		steps = s.cfg.LearningSteps
+	case StateRelearning:
+		steps = s.cfg.RelearningSteps
+	case StateReview:
+		return 0 // Again enters relearning at its first step; the rest graduate
+	}
+	if _, graduate := stepInterval(&c, r, steps); graduate {
+		return 0
+	}
+	return c.Step
+}
+
 // longTerm is go-fsrs's long-term scheduler: all four outcomes at once, with
 // their intervals kept in order.
 func (s *Scheduler) longTerm(card Card, now time.Time) [4]Outcome {

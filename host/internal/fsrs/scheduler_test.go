@@ -295,3 +295,33 @@ func TestParseParams(t *testing.T) {
 		})
 	}
 }
+
+// StepAfter agrees with Review on the step of every state, step and rating.
+func TestStepAfterAgreesWithReview(t *testing.T) {
+	t.Parallel()
+	s, err := fsrs.NewScheduler(fsrs.DefaultSchedulerConfig())
+	require.NoError(t, err)
+	now := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	cards := []fsrs.Card{fsrs.NewCard(now)}
+	for _, r := range fsrs.Ratings {
+		c, _, err := s.Review(fsrs.NewCard(now), r, now)
+		require.NoError(t, err)
+		cards = append(cards, c)
+		later := now.Add(20 * time.Minute)
+		for _, r2 := range fsrs.Ratings {
+			c2, _, err := s.Review(c, r2, later)
+			require.NoError(t, err)
+			cards = append(cards, c2)
+			c3, _, err := s.Review(c2, fsrs.Again, later.Add(72*time.Hour))
+			require.NoError(t, err)
+			cards = append(cards, c3)
+		}
+	}
+	for _, c := range cards {
+		for _, r := range fsrs.Ratings {
+			after, _, err := s.Review(c, r, now.Add(200*time.Hour))
+			require.NoError(t, err)
+			require.Equal(t, after.Step, s.StepAfter(c.State, c.Step, r), "%v step %d rated %v", c.State, c.Step, r)
+		}
+	}
+}

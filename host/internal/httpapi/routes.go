@@ -170,6 +170,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/reviews/due", auth.StrictWithOwnerOverride, f(h.Learning.Due)},
 		{http.MethodPost, "/api/reviews", auth.StrictWithOwnerOverride, f(h.Learning.Review)},
 		{http.MethodPost, "/api/reviews/batch", auth.StrictWithOwnerOverride, f(h.Learning.Batch)},
+		{http.MethodPost, "/api/reviews/{id}/undo", auth.StrictWithOwnerOverride, f(h.Learning.UndoReview)},
 		{http.MethodGet, "/api/analytics", auth.StrictWithOwnerOverride, f(h.Learning.Analytics)},
 
 		// Administration: operations, not data.

@@ -35,7 +35,7 @@ type Analytics struct {
 	StreakDays    int            `json:"streak_days"`
 	TotalReviews  int            `json:"total_reviews"`
 	TotalSeconds  int64          `json:"total_seconds"`
-	CardsByState  map[string]int `json:"cards_by_state"`
+	CardsByState  map[string]int `json:"cards_by_state"` // drafts left out: they are not cards until accepted
 }
 
 // Analytics computes the user's review analytics over the days up to now (see
@@ -129,7 +129,8 @@ func (s *Store) Analytics(ctx context.Context, user uuid.UUID, days int, now tim
 		day = day.AddDate(0, 0, -1)
 	}
 
-	rows, err = s.pool.Query(ctx, `SELECT fsrs_state, count(*) FROM cards WHERE user_id = $1 GROUP BY 1`, user)
+	// Drafts wait for the user to accept them: they are not new cards yet.
+	rows, err = s.pool.Query(ctx, `SELECT fsrs_state, count(*) FROM cards WHERE user_id = $1 AND status <> 'draft' GROUP BY 1`, user)
 	if err != nil {
 		return Analytics{}, fmt.Errorf("learning: analytics: %w", err)
 	}

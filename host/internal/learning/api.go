@@ -32,6 +32,7 @@ func NewAPI(store *Store, papers *papers.Store) *API { return &API{store: store,
 const (
 	MaxBatchReviews = 1000
 	maxTextChars    = 20000
+	maxOffset       = 100000
 )
 
 var (
@@ -50,6 +51,9 @@ func fail(w http.ResponseWriter, r *http.Request, err error) {
 		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "card_not_active", Detail: "This card is a draft or suspended; make it active to review it."})
 	case errors.Is(err, ErrOutOfOrder):
 		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "review_out_of_order", Detail: err.Error()})
+	case errors.Is(err, ErrNotLastReview):
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "review_not_last",
+			Detail: "This card was reviewed again since; undo its latest review first."})
 	case errors.Is(err, ErrDeckExists):
 		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "already_exists", Detail: "A deck with this name exists already."})
 	case errors.As(err, &apiErr):
@@ -151,15 +155,18 @@ func (a *API) CreateDeck(w http.ResponseWriter, r *http.Request) {
 
 // ---- cards ----
 
-// ListCards answers the caller's cards, newest first: ?deck_id=, ?status=, ?limit=
-// (1-500, default 100).
+// ListCards answers a page of the caller's cards, newest first: ?deck_id=,
+// ?paper_id=, ?status=, ?state= (new, learning, review, relearning), ?q= (words
+// in the front, back or a tag), ?limit= (1-500, default 100) and ?offset=; the
+// answer's next_offset asks for the next page (null on the last).
 func (a *API) ListCards(w http.ResponseWriter, r *http.Request) {
 	deck, limit, err := deckAndLimit(r, 100)
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
-	status := r.URL.Query().Get("status")
+	q := r.URL.Query()
+	status := q.Get("status")
 	if status != "" && !slices.Contains(cardStatuses, status) {
 		fail(w, r, invalid("status", "must be one of "+strings.Join(cardStatuses, ", ")))
 		return
@@ -173,12 +180,29 @@ func (a *API) ListCards(w http.ResponseWriter, r *http.Request) {
 		}
 		paper = &id
 	}
-	cards, err := a.store.Cards(r.Context(), caller(r), CardListParams{DeckID: deck, Status: status, PaperID: paper, Limit: limit})
+	p := CardListParams{DeckID: deck, Status: status, PaperID: paper, Limit: limit, Query: q.Get("q"), State: q.Get("state")}
+	if p.State != "" && !slices.Contains(stateNames, p.State) {
+		fail(w, r, invalid("state", "must be one of "+strings.Join(stateNames, ", ")))
+		return
+	}
+	if utf8.RuneCountInString(p.Query) > 200 {
+		fail(w, r, invalid("q", "must be at most 200 characters"))
+		return
+	}
+	if s := q.Get("offset"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > maxOffset {
+			fail(w, r, invalid("offset", "must be from 0 to 100000"))
+			return
+		}
+		p.Offset = n
+	}
+	page, err := a.store.Cards(r.Context(), caller(r), p)
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
-	httpx.JSON(w, http.StatusOK, map[string]any{"items": cards})
+	httpx.JSON(w, http.StatusOK, page)
 }
 
 type cardBody struct {
@@ -387,8 +411,11 @@ func (a *API) DeleteCard(w http.ResponseWriter, r *http.Request) {
 
 // ---- reviews ----
 
-// Due answers the caller's cards due now, most overdue first: ?deck_id=, ?limit=
-// (1-500, default 50). Buried cards whose time has come count as due.
+// Due answers the caller's cards due now: ?deck_id=, ?limit= (1-500, default
+// 50). Learning and relearning cards whose short-term step has come go first,
+// then the rest, most overdue first; buried cards whose time has come count as
+// due. next_learning_due_at says when the next card on a short-term step comes
+// back (within the hour; null when none does), so a session can wait for it.
 func (a *API) Due(w http.ResponseWriter, r *http.Request) {
 	deck, limit, err := deckAndLimit(r, 50)
 	if err != nil {
@@ -401,7 +428,40 @@ func (a *API) Due(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	httpx.JSON(w, http.StatusOK, map[string]any{"items": cards, "now": now})
+	var next *time.Time
+	at, ok, err := a.store.NextLearningDue(r.Context(), caller(r), deck, now)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	if ok {
+		next = &at
+	}
+	httpx.JSON(w, http.StatusOK, map[string]any{"items": cards, "now": now, "next_learning_due_at": next})
+}
+
+// UndoReview answers POST /api/reviews/{id}/undo: the review named (the
+// review_id of POST /api/reviews) is taken back and the card returns to the
+// state it was in before, with what each rating would do now. Only a card's
+// latest review can be undone (409 review_not_last); another user's review
+// answers 404 as a missing one does.
+func (a *API) UndoReview(w http.ResponseWriter, r *http.Request) {
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	user := caller(r)
+	c, err := a.store.UndoReview(r.Context(), user, id)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	if c, err = a.store.Card(r.Context(), user, c.ID, a.store.now()); err != nil {
+		fail(w, r, err)
+		return
+	}
+	httpx.JSON(w, http.StatusOK, map[string]any{"card": c})
 }
 
 type reviewBody struct {

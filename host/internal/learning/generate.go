@@ -51,9 +51,15 @@ type Passage struct {
 
 // Draft is one card draft and the passage it was made from.
 type Draft struct {
-	ChunkID     uuid.UUID
-	Page        int
+	ChunkID uuid.UUID
+	Page    int
+	// Front is the question (for a cloze, Source with its term blanked); Back is
+	// the answer alone.
 	Front, Back string
+	// Source is the sentence of the passage the card was made from, in display
+	// form (one space between words). For a cloze it is Front with each blank
+	// filled with Back, so the card needs no column of its own for it.
+	Source string
 }
 
 // Drafter drafts up to n cards from a paper's passages: the cards role's model

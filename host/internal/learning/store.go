@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -74,6 +76,9 @@ type Card struct {
 	UpdatedAt   time.Time  `json:"updated_at"`
 	// Next is what each rating would do now; filled on single-card reads.
 	Next []NextInterval `json:"next,omitempty"`
+	// Source is the sentence the card was made from and where it is in its
+	// paper; filled on single-card reads of a card made from a paper.
+	Source *Source `json:"source,omitempty"`
 }
 
 // NextInterval is what one rating would do to a card.
@@ -135,8 +140,17 @@ type Store struct {
 	now  func() time.Time
 }
 
-// New returns a Store.
+// New returns a Store on the wall clock.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool, now: time.Now} }
+
+// WithClock returns the store reading the time from now instead of the wall
+// clock: the time reviews are recorded at and cards are due by. Tests move it
+// past a learning step instead of waiting minutes.
+func (s *Store) WithClock(now func() time.Time) *Store {
+	c := *s
+	c.now = now
+	return &c
+}
 
 // batcher is a pool or a transaction: what runs the batches of this package.
 type batcher interface {
@@ -230,9 +244,12 @@ type ReviewInput struct {
 
 // ReviewResult is the card after a review, and whether the review was new.
 type ReviewResult struct {
-	Card      Card   `json:"card"`
-	Duplicate bool   `json:"duplicate"`
-	ClientID  string `json:"client_id,omitempty"`
+	Card Card `json:"card"`
+	// ReviewID names the logged review, which POST /api/reviews/{id}/undo takes
+	// back; for a duplicate, the review applied first.
+	ReviewID  uuid.UUID `json:"review_id"`
+	Duplicate bool      `json:"duplicate"`
+	ClientID  string    `json:"client_id,omitempty"`
 }
 
 // ReviewTx applies one review inside tx: it locks the card, schedules it with
@@ -247,7 +264,7 @@ func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, 
 	// statements of a batch run in order, each seeing what committed before it.
 	var c Card
 	var timezone string
-	dup := uuid.Nil
+	dup, dupReview := uuid.Nil, uuid.Nil
 	b := &pgx.Batch{}
 	b.Queue(`SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2 FOR UPDATE`, in.CardID, userID).
 		QueryRow(func(row pgx.Row) error {
@@ -256,9 +273,9 @@ func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, 
 			return err
 		})
 	if in.ClientID != "" {
-		b.Queue(`SELECT card_id FROM review_logs WHERE user_id = $1 AND client_id = $2`, userID, in.ClientID).
+		b.Queue(`SELECT card_id, id FROM review_logs WHERE user_id = $1 AND client_id = $2`, userID, in.ClientID).
 			QueryRow(func(row pgx.Row) error {
-				if err := row.Scan(&dup); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				if err := row.Scan(&dup, &dupReview); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 					return fmt.Errorf("learning: review: %w", err)
 				}
 				return nil
@@ -271,10 +288,10 @@ func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, 
 	}
 	if dup != uuid.Nil {
 		if dup == c.ID {
-			return ReviewResult{Card: c, Duplicate: true, ClientID: in.ClientID}, nil
+			return ReviewResult{Card: c, ReviewID: dupReview, Duplicate: true, ClientID: in.ClientID}, nil
 		}
 		c, err := scanCard(tx.QueryRow(ctx, `SELECT `+cardColumns+` FROM cards c WHERE c.id = $1 AND c.user_id = $2`, dup, userID))
-		return ReviewResult{Card: c, Duplicate: true, ClientID: in.ClientID}, err
+		return ReviewResult{Card: c, ReviewID: dupReview, Duplicate: true, ClientID: in.ClientID}, err
 	}
 	if c.Status == "draft" || c.Status == "suspended" {
 		return ReviewResult{}, ErrNotReviewable
@@ -307,13 +324,14 @@ func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, 
 	if in.ClientID != "" {
 		clientID = in.ClientID
 	}
-	if _, err := tx.Exec(ctx, `
+	var reviewID uuid.UUID
+	if err := tx.QueryRow(ctx, `
 		INSERT INTO review_logs (user_id, card_id, rating, reviewed_at, duration_ms, state_before, state_after,
 		                         stability_before, stability_after, difficulty_before, difficulty_after,
 		                         elapsed_days, scheduled_days, client_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
 		userID, c.ID, in.Rating, at, in.DurationMS, int(before.State), int(after.State), stabBefore, after.Stability,
-		diffBefore, after.Difficulty, float64(log.ElapsedDays), log.Interval.Hours()/24, clientID); err != nil {
+		diffBefore, after.Difficulty, float64(log.ElapsedDays), log.Interval.Hours()/24, clientID).Scan(&reviewID); err != nil {
 		return ReviewResult{}, fmt.Errorf("learning: log review: %w", err)
 	}
 	status, buried := c.Status, c.BuriedUntil
@@ -340,7 +358,7 @@ func ReviewTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, in ReviewInput, 
 		       review_ms = daily_log.review_ms + $3, updated_at = now()`, userID, at, duration, timezone); err != nil {
 		return ReviewResult{}, fmt.Errorf("learning: daily log: %w", err)
 	}
-	return ReviewResult{Card: c, ClientID: in.ClientID}, nil
+	return ReviewResult{Card: c, ReviewID: reviewID, ClientID: in.ClientID}, nil
 }
 
 // Review applies one review in its own transaction (ReviewTx).
@@ -536,26 +554,50 @@ type CardListParams struct {
 	DeckID  *uuid.UUID
 	Status  string
 	PaperID *uuid.UUID
-	Limit   int
+	// State is an FSRS state name: new, learning, review or relearning.
+	State string
+	// Query keeps cards whose front, back or a tag holds it, case-folded.
+	Query  string
+	Limit  int
+	Offset int
 }
 
-// Cards returns the user's cards, newest first.
-func (s *Store) Cards(ctx context.Context, userID uuid.UUID, p CardListParams) ([]Card, error) {
+// CardPage is one page of a card listing; NextOffset is nil on the last page.
+type CardPage struct {
+	Items      []Card `json:"items"`
+	NextOffset *int   `json:"next_offset"`
+}
+
+// Cards returns a page of the user's cards, newest first.
+func (s *Store) Cards(ctx context.Context, userID uuid.UUID, p CardListParams) (CardPage, error) {
+	state := -1
+	if p.State != "" {
+		state = slices.Index(stateNames, p.State)
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+cardColumns+` FROM cards c
 		WHERE c.user_id = $1 AND ($2::uuid IS NULL OR c.deck_id = $2) AND ($3 = '' OR c.status = $3)
-		  AND ($5::uuid IS NULL OR c.paper_id = $5)
-		ORDER BY c.created_at DESC, c.id LIMIT $4`, userID, p.DeckID, p.Status, p.Limit, p.PaperID)
+		  AND ($5::uuid IS NULL OR c.paper_id = $5) AND ($6 < 0 OR c.fsrs_state = $6)
+		  AND ($7 = '' OR strpos(lower(c.front), $7) > 0 OR strpos(lower(c.back), $7) > 0
+		       OR EXISTS (SELECT 1 FROM unnest(c.tags) t WHERE strpos(lower(t), $7) > 0))
+		ORDER BY c.created_at DESC, c.id LIMIT $4 OFFSET $8`,
+		userID, p.DeckID, p.Status, p.Limit+1, p.PaperID, state, strings.ToLower(strings.TrimSpace(p.Query)), p.Offset)
 	if err != nil {
-		return nil, fmt.Errorf("learning: cards: %w", err)
+		return CardPage{}, fmt.Errorf("learning: cards: %w", err)
 	}
 	cards, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Card, error) { return scanCard(row) })
 	if err != nil {
-		return nil, fmt.Errorf("learning: cards: %w", err)
+		return CardPage{}, fmt.Errorf("learning: cards: %w", err)
 	}
-	if cards == nil {
-		cards = []Card{}
+	page := CardPage{Items: cards}
+	if len(cards) > p.Limit {
+		page.Items = cards[:p.Limit]
+		next := p.Offset + p.Limit
+		page.NextOffset = &next
 	}
-	return cards, nil
+	if page.Items == nil {
+		page.Items = []Card{}
+	}
+	return page, nil
 }
 
 // NewCard is a card to add, already checked: the deck is the user's, and a paper or
@@ -597,6 +639,9 @@ func (s *Store) Card(ctx context.Context, userID, cardID uuid.UUID, now time.Tim
 		return Card{}, err
 	}
 	if err := preview(sch, &c, now); err != nil {
+		return Card{}, err
+	}
+	if err := s.source(ctx, userID, &c); err != nil {
 		return Card{}, err
 	}
 	return c, nil
@@ -645,20 +690,60 @@ func (s *Store) DeleteCard(ctx context.Context, userID, cardID uuid.UUID) error 
 	return nil
 }
 
-// Due returns the user's cards due at now, most overdue first, each with the
-// interval each rating would give (Card.Next). deckID, when not nil, keeps one deck.
-// Buried cards whose time has come count as due.
-func (s *Store) Due(ctx context.Context, userID uuid.UUID, deckID *uuid.UUID, limit int, now time.Time) ([]Card, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+cardColumns+` FROM cards c
+// learnWindow is a review session's reach: how far back a learning or
+// relearning card's due time may lie for it to jump the queue, and how far ahead
+// the queue looks for the next one to wait for. A card on a short-term step
+// (minutes) comes back in the session it was rated in, before older reviews, as
+// in Anki; one overdue by more than the window takes its place among the rest by
+// due time. The window bounds the index range the first half of dueSQL reads
+// (every card due within it is looked at), so it stays short: docs/benchmarks.md.
+const learnWindow = time.Hour
+
+// The review queue is two reads of the cards_due_queue index, sent in one round
+// trip ($1 the user, $2 now, $3 a deck or null, $4 the limit, $5 = $2 -
+// learnWindow): learnSQL, the learning and relearning cards whose short-term
+// step has come within learnWindow, by due time; and dueSQL, every other due
+// card, most overdue first. Two plain queries plan in a fraction of what one
+// UNION of them takes (docs/benchmarks.md).
+const (
+	learnSQL = `SELECT ` + cardColumns + ` FROM cards c
+		WHERE c.user_id = $1 AND c.status IN ('active', 'buried') AND c.due_at <= $2 AND c.due_at > $5
+		  AND c.fsrs_state IN (1, 3) AND ($3::uuid IS NULL OR c.deck_id = $3) AND (c.status = 'active' OR c.buried_until <= $2)
+		ORDER BY c.due_at, c.id LIMIT $4`
+	dueSQL = `SELECT ` + cardColumns + ` FROM cards c
 		WHERE c.user_id = $1 AND c.status IN ('active', 'buried') AND c.due_at <= $2
+		  AND NOT (c.fsrs_state IN (1, 3) AND c.due_at > $5)
 		  AND ($3::uuid IS NULL OR c.deck_id = $3) AND (c.status = 'active' OR c.buried_until <= $2)
-		ORDER BY c.due_at, c.id LIMIT $4`, userID, now, deckID, limit)
-	if err != nil {
+		ORDER BY c.due_at, c.id LIMIT $4`
+)
+
+// dueCards runs the queue's two reads (learnSQL, dueSQL) in one round trip and
+// returns up to limit cards, the learning lane first.
+func dueCards(ctx context.Context, q batcher, userID uuid.UUID, deckID *uuid.UUID, limit int, now time.Time) ([]Card, error) {
+	var lanes [2][]Card
+	b := &pgx.Batch{}
+	for i, sql := range []string{learnSQL, dueSQL} {
+		b.Queue(sql, userID, now, deckID, limit, now.Add(-learnWindow)).Query(func(rows pgx.Rows) error {
+			var err error
+			lanes[i], err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Card, error) { return scanCard(row) })
+			return err
+		})
+	}
+	if err := q.SendBatch(ctx, b).Close(); err != nil {
 		return nil, fmt.Errorf("learning: due: %w", err)
 	}
-	cards, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Card, error) { return scanCard(row) })
+	cards := append(lanes[0], lanes[1]...)
+	return cards[:min(len(cards), limit)], nil
+}
+
+// Due returns the user's cards due at now, each with the interval each rating
+// would give (Card.Next): learning and relearning cards whose short-term step
+// has come first, then the rest, most overdue first (learnSQL, dueSQL). deckID,
+// when not nil, keeps one deck. Buried cards whose time has come count as due.
+func (s *Store) Due(ctx context.Context, userID uuid.UUID, deckID *uuid.UUID, limit int, now time.Time) ([]Card, error) {
+	cards, err := dueCards(ctx, s.pool, userID, deckID, limit, now)
 	if err != nil {
-		return nil, fmt.Errorf("learning: due: %w", err)
+		return nil, err
 	}
 	schedulers := map[uuid.UUID]*fsrs.Scheduler{}
 	for i := range cards {
@@ -677,4 +762,21 @@ func (s *Store) Due(ctx context.Context, userID uuid.UUID, deckID *uuid.UUID, li
 		cards = []Card{}
 	}
 	return cards, nil
+}
+
+// NextLearningDue returns when the user's next learning or relearning card
+// (of deckID, when not nil) comes back after now, within learnWindow: what the
+// review page waits for when nothing else is due. ok is false when none does.
+func (s *Store) NextLearningDue(ctx context.Context, userID uuid.UUID, deckID *uuid.UUID, now time.Time) (at time.Time, ok bool, err error) {
+	var next *time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT min(c.due_at) FROM cards c
+		WHERE c.user_id = $1 AND c.status = 'active' AND c.due_at > $2 AND c.due_at <= $4
+		  AND c.fsrs_state IN (1, 3) AND ($3::uuid IS NULL OR c.deck_id = $3)`,
+		userID, now, deckID, now.Add(learnWindow)).Scan(&next); err != nil {
+		return time.Time{}, false, fmt.Errorf("learning: next learning card: %w", err)
+	}
+	if next == nil {
+		return time.Time{}, false, nil
+	}
+	return *next, true, nil
 }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/quote"
 	"github.com/lectern-research/lectern/sdk/llm"
+	"github.com/lectern-research/lectern/sdk/llm/extractive"
 )
 
 const cardsPrompt = "Task: " + llm.TaskCards + `
@@ -23,7 +25,11 @@ claims otherwise. The question says how many cards at most.`
 // DraftCards drafts up to n cards from a paper's passages with the cards role's
 // model (learning.Drafter). A draft is kept only when its quote is found in one of
 // the passages, which it is then linked to with its page: a card never cites a
-// sentence the paper does not contain.
+// sentence the paper does not contain. The front is remade from that sentence
+// with the answer blanked as a whole word (extractive.Cloze), whatever front the
+// model wrote, and a draft whose answer is not a whole term of its sentence, or
+// is a bare number, is dropped: a cloze never blanks part of a word, and the
+// front with its blanks filled is always the sentence (learning.Draft.Source).
 func (s *Service) DraftCards(ctx context.Context, title string, passages []learning.Passage, n int) ([]learning.Draft, error) {
 	b, err := s.GW.Resolve(ctx, llmgw.RoleCards)
 	if err != nil {
@@ -45,8 +51,13 @@ func (s *Service) DraftCards(ctx context.Context, title string, passages []learn
 	index := make([]*quote.Index, len(docs))
 	var drafts []learning.Draft
 	for _, c := range out.Cards {
-		front, back := strings.TrimSpace(c.Front), strings.TrimSpace(c.Back)
-		if front == "" || back == "" || len(drafts) == n {
+		if len(drafts) == n {
+			break
+		}
+		answer := strings.Join(strings.Fields(c.Back), " ")
+		source := strings.Join(strings.Fields(c.Quote), " ")
+		front, ok := extractive.Cloze(source, answer)
+		if !ok || !strings.ContainsFunc(answer, unicode.IsLetter) {
 			continue
 		}
 		for i := range docs {
@@ -57,7 +68,7 @@ func (s *Service) DraftCards(ctx context.Context, title string, passages []learn
 				continue
 			}
 			drafts = append(drafts, learning.Draft{ChunkID: passages[i].ChunkID, Page: passages[i].Page,
-				Front: front, Back: back + "\n\n" + strings.Join(strings.Fields(c.Quote), " ")})
+				Front: front, Back: answer, Source: source})
 			break
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +121,6 @@ func TestCardDraftsQuotingNothingInThePaperAreDropped(t *testing.T) {
 	require.Len(t, drafts, 1, "the draft whose quote is not in the paper is dropped")
 	require.Equal(t, passages[0].ChunkID, drafts[0].ChunkID)
 	require.Equal(t, 4, drafts[0].Page)
-	require.True(t, strings.HasPrefix(drafts[0].Back, "ranked lists\n\n"))
+	require.Equal(t, "ranked lists", drafts[0].Back, "the back is the answer alone")
+	require.Equal(t, "Reciprocal rank fusion combines several ranked lists into one ranking without training.", drafts[0].Source)
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,25 @@ func read(t *testing.T, ctx context.Context, sel string) string {
 	return text
 }
 
+// requireHidden fails unless no element matching sel is shown: none exists, or
+// none is visible (display none, or inside a closed disclosure, whose content
+// Chromium skips rendering).
+func requireHidden(t *testing.T, ctx context.Context, sel, what string) {
+	t.Helper()
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+		`Array.from(document.querySelectorAll(`+strconv.Quote(sel)+`)).some(e => e.checkVisibility())`))
+	require.NoError(t, err)
+	require.False(t, shown, "%s (%s) is shown", what, sel)
+}
+
+// markPage marks the page shown, so that a step can wait for the next page with
+// WaitNotPresent(body[data-before]) where both pages hold what it waits for.
+func markPage(t *testing.T, ctx context.Context) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`document.body.dataset.before = "1"`))
+	require.NoError(t, err)
+}
+
 // attr returns an attribute of the first element matching sel.
 func attr(t *testing.T, ctx context.Context, sel, name string) string {
 	t.Helper()
@@ -234,28 +254,114 @@ func browserFlow(t *testing.T, s *stack) {
 	})
 
 	t.Run("review", func(t *testing.T) {
+		const front = "What flattens the forgetting curve?"
 		step(t, ctx, "make a card",
 			navigate(paperURL),
-			chromedp.SendKeys(chromedp.CSS("#front"), "What flattens the forgetting curve?"),
+			chromedp.SendKeys(chromedp.CSS("#front"), front),
 			chromedp.SendKeys(chromedp.CSS("#back"), "Every successful review"),
 			chromedp.Submit(chromedp.CSS("#front")),
 			chromedp.WaitVisible(chromedp.CSS(".flash")))
-		step(t, ctx, "open the review",
-			navigate(base+"/review"),
-			chromedp.WaitVisible(chromedp.CSS(`button[data-key="3"]`)),
-			chromedp.KeyEvent(" "),
-			chromedp.WaitVisible(chromedp.CSS(".reveal .back")))
-		shot(t, ctx, "06-review-card")
-		step(t, ctx, "answer Good with the key 3",
-			chromedp.KeyEvent("3"),
+		step(t, ctx, "draft cloze cards from the paper",
+			chromedp.Click(chromedp.CSS(`form[action$="/cards/draft"] button`)),
+			chromedp.WaitVisible(chromedp.CSS(`form[action$="/accept"] button`)))
+		// The paper page again, away from the job's page, which reloads itself
+		// when the job ends.
+		step(t, ctx, "open the paper's drafts", navigate(paperURL), chromedp.WaitVisible(chromedp.CSS(`form[action$="/accept"] button`)))
+		markPage(t, ctx)
+		step(t, ctx, "accept one",
+			chromedp.Click(chromedp.CSS(`form[action$="/accept"] button`)),
+			chromedp.WaitNotPresent(chromedp.CSS("body[data-before]")),
 			chromedp.WaitVisible(chromedp.CSS(".flash")))
-		last := read(t, ctx, ".flash")
-		require.Contains(t, last, "Good recorded.")
+
+		step(t, ctx, "open the review", navigate(base+"/review"), chromedp.WaitVisible(chromedp.CSS("#front-h")))
+		require.Equal(t, front, read(t, ctx, "#front-h"), "the oldest card comes first")
+		requireHidden(t, ctx, `button[data-key="1"]`, "the rating buttons before the answer is shown")
+		step(t, ctx, "a rating key does nothing before the answer", chromedp.KeyEvent("1"), chromedp.Sleep(300*time.Millisecond))
+		require.Equal(t, front, read(t, ctx, "#front-h"))
+		requireHidden(t, ctx, ".flash", "no rating was recorded")
+		shot(t, ctx, "06a-review-front")
+		step(t, ctx, "Space shows the answer and the rating buttons",
+			chromedp.KeyEvent(" "),
+			chromedp.WaitVisible(chromedp.CSS(".reveal .back")),
+			chromedp.WaitVisible(chromedp.CSS(`button[data-key="1"]`)))
+		shot(t, ctx, "06-review-card")
+		step(t, ctx, "answer Again with the key 1",
+			chromedp.KeyEvent("1"),
+			chromedp.WaitVisible(chromedp.CSS(".review-last p.flash")))
+		require.Contains(t, read(t, ctx, ".flash"), "Again recorded.")
+
+		// The next card is the accepted cloze draft: its back shows the answer and,
+		// apart from it, the sentence with a link to the reader at its passage.
+		require.Contains(t, read(t, ctx, "#front-h"), "____")
+		step(t, ctx, "show the cloze card's answer", chromedp.KeyEvent(" "), chromedp.WaitVisible(chromedp.CSS(".source-sentence")))
+		answer, sentence := read(t, ctx, ".reveal .back"), read(t, ctx, ".source-sentence")
+		require.NotEmpty(t, answer)
+		require.NotContains(t, answer, sentence, "the answer and the sentence are shown apart")
+		require.Equal(t, strings.ReplaceAll(read(t, ctx, "#front-h"), "____", answer), sentence, "the front with its blanks filled is the sentence")
+		link := attr(t, ctx, "a[data-reader-link]", "href")
+		require.Regexp(t, `^/papers/[0-9a-f-]{36}/read\?end=\d+&page=\d+&passage=[0-9a-f-]{36}&start=\d+$`, link)
+		shot(t, ctx, "06b-review-cloze-source")
+		step(t, ctx, "answer Good with the key 3", chromedp.KeyEvent("3"), chromedp.WaitVisible(chromedp.CSS("[data-next-due]")))
+		require.Contains(t, read(t, ctx, "[data-next-due]"), "comes back at", "only the card rated Again remains, on its step")
+		shot(t, ctx, "07a-review-waiting-for-step")
+
+		s.clock.skip(61 * time.Second) // the first learning step (1 minute) is over
+		step(t, ctx, "the card rated Again comes back in the session after its step",
+			navigate(base+"/review"), chromedp.WaitVisible(chromedp.CSS("#front-h")))
+		require.Equal(t, front, read(t, ctx, "#front-h"))
+		shot(t, ctx, "07b-review-again-is-back")
+		step(t, ctx, "answer Good",
+			chromedp.KeyEvent(" "), chromedp.WaitVisible(chromedp.CSS(`button[data-key="3"]`)),
+			chromedp.KeyEvent("3"), chromedp.WaitVisible(chromedp.CSS("form[data-undo] button")))
+		require.Contains(t, read(t, ctx, ".flash"), "Good recorded.")
 		shot(t, ctx, "07-review-done")
+		step(t, ctx, "going back shows no second rating of the card",
+			chromedp.NavigateBack(), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		requireHidden(t, ctx, "#front-h", "the rated card is not offered again")
+		step(t, ctx, "forward again, and undo with U",
+			chromedp.NavigateForward(), chromedp.WaitVisible(chromedp.CSS("form[data-undo] button")),
+			chromedp.KeyEvent("u"), chromedp.WaitVisible(chromedp.CSS("#front-h")))
+		require.Contains(t, read(t, ctx, ".flash"), "The rating is undone")
+		require.Equal(t, front, read(t, ctx, "#front-h"), "the card is asked again")
+		step(t, ctx, "the undone card has the intervals it had before",
+			chromedp.KeyEvent(" "), chromedp.WaitVisible(chromedp.CSS(`button[data-key="3"]`)))
+		require.Contains(t, read(t, ctx, `button[data-key="3"]`), "10m", "Good moves it to the second step again")
+		shot(t, ctx, "07c-review-undone")
+		step(t, ctx, "answer Good again", chromedp.KeyEvent("3"), chromedp.WaitVisible(chromedp.CSS(".review-last p.flash")))
+
 		step(t, ctx, "see it in the analytics",
 			navigate(base+"/analytics"),
 			chromedp.WaitVisible(chromedp.CSS("svg.bars rect.bar")))
 		shot(t, ctx, "08-analytics")
+
+		step(t, ctx, "open the card browser", navigate(base+"/cards"), chromedp.WaitVisible(chromedp.CSS("table.cards-table")))
+		markPage(t, ctx)
+		step(t, ctx, "search it for the card",
+			chromedp.SendKeys(chromedp.CSS("#q"), "what flattens"),
+			chromedp.Submit(chromedp.CSS("#q")),
+			chromedp.WaitNotPresent(chromedp.CSS("body[data-before]")),
+			chromedp.WaitVisible(chromedp.CSS("table.cards-table")))
+		rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("table.cards-table tbody tr").length`))
+		require.NoError(t, err)
+		require.Equal(t, 1, rows, "the search keeps the one card")
+		shot(t, ctx, "08a-card-browser")
+		step(t, ctx, "edit it",
+			chromedp.Click(chromedp.CSS("table.cards-table tbody a")),
+			chromedp.WaitVisible(chromedp.CSS("textarea#back")),
+			chromedp.SetValue(chromedp.CSS("textarea#back"), "Each successful review"),
+			chromedp.SetValue(chromedp.CSS("input#tags"), "memory fsrs"),
+			chromedp.Submit(chromedp.CSS("textarea#back")),
+			chromedp.WaitVisible(chromedp.CSS(".flash")))
+		saved, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("textarea#back").value`))
+		require.NoError(t, err)
+		require.Equal(t, "Each successful review", saved, "the editor shows the saved back")
+		markPage(t, ctx)
+		step(t, ctx, "suspend it",
+			chromedp.Click(chromedp.CSS(`form[action$="/status"] button`)),
+			chromedp.WaitNotPresent(chromedp.CSS("body[data-before]")),
+			chromedp.WaitVisible(chromedp.CSS(".flash")))
+		require.Contains(t, read(t, ctx, ".flash"), "suspended")
+		shot(t, ctx, "08b-card-editor-suspended")
 	})
 
 	t.Run("signin", func(t *testing.T) {

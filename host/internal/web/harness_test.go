@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,6 +103,8 @@ type stack struct {
 	dash *httptest.Server
 	web  *Server
 	mail *mailbox
+	// clock is the learning API's clock, which a test may move forward.
+	clock *testClock
 }
 
 func newStack(t *testing.T) *stack { return newStackMode(t, false) }
@@ -132,8 +135,9 @@ func newStackMode(t *testing.T, inProcess bool) *stack {
 	require.NoError(t, err)
 
 	box := &mailbox{}
+	clock := &testClock{}
 	a, err := app.Build(context.Background(), app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: store.NewMigrator(pool, migs),
-		Version: "test", Mail: box,
+		Version: "test", Mail: box, Now: clock.now,
 		Sources: func() []search.Named { return []search.Named{{Name: "static", Searcher: staticSource{}}} }})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -167,8 +171,17 @@ func newStackMode(t *testing.T, inProcess bool) *stack {
 		a.Close()
 		cancel()
 	})
-	return &stack{pool: pool, app: a, jobs: queue, api: api, dash: dash, web: w, mail: box}
+	return &stack{pool: pool, app: a, jobs: queue, api: api, dash: dash, web: w, mail: box, clock: clock}
 }
+
+// testClock is the learning API's clock in the stack: the wall clock moved
+// forward by what the test skipped (a learning step waited out at once).
+type testClock struct{ skipped atomic.Int64 }
+
+func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.skipped.Load())) }
+
+// skip moves the clock forward by d.
+func (c *testClock) skip(d time.Duration) { c.skipped.Add(int64(d)) }
 
 // browser is a plain HTTP client with a cookie jar, for the tests that need no
 // JavaScript: it behaves like a browser without it.

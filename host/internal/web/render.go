@@ -29,7 +29,7 @@ var staticFS embed.FS
 // listed here or a listed page has no file, so none is forgotten (STYLE §9).
 var pages = []string{
 	"onboarding", "signin", "signin_sent", "library", "uploads", "paper", "answer", "jobs", "job",
-	"review", "analytics", "projects", "project", "search", "settings", "settings_llm",
+	"review", "cards", "card", "analytics", "projects", "project", "search", "settings", "settings_llm",
 	"admin_users", "admin_audit", "admin_plugins", "error", "reader",
 }
 

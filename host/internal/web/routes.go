@@ -51,6 +51,10 @@ func (h *handler) routes() []Route {
 		{post, "/papers/{id}/cards/draft", signedIn, u(h.paperCardDraft)},
 		{post, "/cards/{id}/accept", signedIn, u(h.cardAccept)},
 		{post, "/cards/{id}/delete", signedIn, u(h.cardDelete)},
+		{get, "/cards", signedIn, u(h.cardsPage)},
+		{get, "/cards/{id}", signedIn, u(h.cardPage)},
+		{post, "/cards/{id}", signedIn, u(h.cardUpdate)},
+		{post, "/cards/{id}/status", signedIn, u(h.cardStatus)},
 		{get, "/ask", signedIn, u(h.askPage)},
 		{post, "/ask", signedIn, u(h.askPost)},
 
@@ -66,6 +70,7 @@ func (h *handler) routes() []Route {
 		// Learning.
 		{get, "/review", signedIn, u(h.reviewPage)},
 		{post, "/review", signedIn, u(h.reviewPost)},
+		{post, "/review/undo", signedIn, u(h.reviewUndo)},
 		{get, "/analytics", signedIn, u(h.analyticsPage)},
 
 		// Projects, tasks and milestones.

@@ -254,6 +254,11 @@ type card struct {
 	State      string         `json:"state"`
 	Reps       int            `json:"reps"`
 	Next       []nextInterval `json:"next"`
+	// Tags, Lapses, DueAt and Source are read by the card browser and editor.
+	Tags   []string    `json:"tags"`
+	Lapses int         `json:"lapses"`
+	DueAt  time.Time   `json:"due_at"`
+	Source *cardSource `json:"source"`
 }
 
 type deck struct {

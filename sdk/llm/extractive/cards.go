@@ -142,10 +142,11 @@ func terms(s string, count func(string) int) []term {
 // words) are ranked by rank; each sentence's most salient term (terms) is its
 // cloze, and a sentence's card scores (0.5 + rank score) × term salience. The
 // best cards are kept, one per term (by stem) and one per sentence; a term that
-// is a running header (a line repeated in the documents) is never a cloze. Front
-// is the sentence in display form with every whole-word occurrence of the term
-// (or of its plural) replaced by Blank, Back is the term, Quote the verbatim
-// sentence.
+// is a running header (a line repeated in the documents), or that stands in the
+// sentence only as part of a word (Cloze), is never a cloze, nor is the title or
+// a repeated line a card's sentence. Front is the
+// sentence in display form with every whole-word occurrence of the term (or of
+// its plural) replaced by Blank, Back is the term, Quote the verbatim sentence.
 func cards(ctx context.Context, docs []llm.Document, n int) (*llm.CardDrafts, error) {
 	out := &llm.CardDrafts{Cards: []llm.CardDraft{}}
 	units, err := splitDocs(ctx, docs)
@@ -163,9 +164,16 @@ func cards(ctx context.Context, docs []llm.Document, n int) (*llm.CardDrafts, er
 	}
 	text := all.String()
 	lower := strings.ToLower(text)
+	words := map[string]int{} // whole words, case-folded: "tions" is not in "citations"
+	for _, w := range wordTokRE.FindAllString(lower, -1) {
+		words[w]++
+	}
 	count := func(t string) int {
-		if acronymRE.MatchString(t) {
+		switch {
+		case acronymRE.MatchString(t):
 			return strings.Count(text, t)
+		case !strings.ContainsFunc(t, unicode.IsSpace):
+			return words[strings.ToLower(t)]
 		}
 		return strings.Count(lower, strings.ToLower(display(t)))
 	}
@@ -174,6 +182,11 @@ func cards(ctx context.Context, docs []llm.Document, n int) (*llm.CardDrafts, er
 		texts[i] = d.Text
 	}
 	boilerplate := lineStats(texts...).repeated
+	// The title is no sentence to learn, and a running header repeats it.
+	titles := map[string]bool{}
+	for _, d := range docs {
+		titles[strings.ToLower(display(d.Title))] = true
+	}
 	r := rank(cands)
 	type draft struct {
 		i     int
@@ -182,7 +195,14 @@ func cards(ctx context.Context, docs []llm.Document, n int) (*llm.CardDrafts, er
 	}
 	var drafts []draft
 	for i, u := range cands {
-		ts := slices.DeleteFunc(terms(u.span.Text, count), func(t term) bool { return boilerplate[t.text] })
+		src := display(u.span.Text)
+		if titles[strings.ToLower(strings.TrimRight(src, "."))] || boilerplate[strings.TrimSpace(u.span.Text)] {
+			continue
+		}
+		ts := slices.DeleteFunc(terms(u.span.Text, count), func(t term) bool {
+			_, whole := Cloze(src, display(t.text))
+			return boilerplate[t.text] || !whole
+		})
 		if len(ts) == 0 {
 			continue
 		}
@@ -214,8 +234,9 @@ func cards(ctx context.Context, docs []llm.Document, n int) (*llm.CardDrafts, er
 		}
 		seen[key] = true
 		s := cands[d.i].span.Text
+		front, _ := Cloze(display(s), display(d.term.text))
 		out.Cards = append(out.Cards, llm.CardDraft{
-			Front: display(blankOut(s, d.term.text)),
+			Front: front,
 			Back:  display(d.term.text),
 			Quote: s,
 		})
@@ -223,25 +244,80 @@ func cards(ctx context.Context, docs []llm.Document, n int) (*llm.CardDrafts, er
 	return out, nil
 }
 
-// blankOut replaces every whole-word occurrence of term in s with Blank ("GP" in
-// "the GP said" but not in "GPU").
+// Cloze returns sentence with every whole-word occurrence of term (or of its
+// plural) replaced by Blank, and whether there was one. An occurrence is whole
+// when no letter or digit touches it and it does not continue a hyphenated word:
+// "GP" in "the GP said" and "the GP's note", not in "GPU", "GP-based" or "non-GP",
+// and never the second half of a word broken by a hyphen and a space ("cita-
+// tions"). Cloze is how every cloze front is made, by this package's drafts and
+// by the host from a model's drafts, so a card never blanks part of a word.
+func Cloze(sentence, term string) (string, bool) {
+	if term == "" {
+		return sentence, false
+	}
+	front := blankOut(sentence, term)
+	return front, front != sentence
+}
+
+// blankOut replaces every whole-word occurrence of term in s with Blank (see
+// Cloze).
 func blankOut(s, term string) string {
 	var b strings.Builder
-	for {
-		i := strings.Index(s, term)
+	done := 0 // s[:done] is written
+	for from := 0; ; {
+		i := strings.Index(s[from:], term)
 		if i < 0 {
-			b.WriteString(s)
+			b.WriteString(s[done:])
 			return b.String()
 		}
-		before, _ := utf8.DecodeLastRuneInString(s[:i])
-		after, _ := utf8.DecodeRuneInString(s[i+len(term):])
-		b.WriteString(s[:i])
-		if i > 0 && (unicode.IsLetter(before) || unicode.IsDigit(before)) ||
-			i+len(term) < len(s) && (unicode.IsLetter(after) || unicode.IsDigit(after)) && !(after == 's' && !strings.HasSuffix(term, "s")) {
-			b.WriteString(term)
-		} else {
+		i += from
+		end := i + len(term)
+		if wholeAt(s, i, end, term) {
+			b.WriteString(s[done:i])
 			b.WriteString(Blank)
+			done = end
 		}
-		s = s[i+len(term):]
+		from = end
 	}
 }
+
+// wholeAt reports whether s[i:end] (which is term) stands as a whole word or
+// term of s: see Cloze.
+func wholeAt(s string, i, end int, term string) bool {
+	before, n := utf8.DecodeLastRuneInString(s[:i])
+	switch {
+	case i == 0:
+	case wordRune(before):
+		return false
+	case isHyphen(before):
+		if p, _ := utf8.DecodeLastRuneInString(s[:i-n]); wordRune(p) {
+			return false // "non-GP"
+		}
+	default:
+		// "cita- tions": a word broken by a hyphen and white space.
+		t := strings.TrimRightFunc(s[:i], unicode.IsSpace)
+		if h, hn := utf8.DecodeLastRuneInString(t); len(t) < i && isHyphen(h) {
+			if p, _ := utf8.DecodeLastRuneInString(t[:len(t)-hn]); unicode.IsLetter(p) {
+				return false
+			}
+		}
+	}
+	after, n := utf8.DecodeRuneInString(s[end:])
+	switch {
+	case end == len(s):
+		return true
+	case after == 's' && !strings.HasSuffix(term, "s"):
+		next, _ := utf8.DecodeRuneInString(s[end+n:])
+		return end+n == len(s) || !wordRune(next) && !isHyphen(next) // a plural
+	case wordRune(after):
+		return false
+	case isHyphen(after):
+		next, _ := utf8.DecodeRuneInString(s[end+n:])
+		return end+n == len(s) || !wordRune(next) && !unicode.IsSpace(next) // "GP-based", "cita- "
+	}
+	return true
+}
+
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+func isHyphen(r rune) bool { return r == '-' || r == '\u2010' || r == '\u2011' || r == '\u00AD' }

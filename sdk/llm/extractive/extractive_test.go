@@ -199,9 +199,18 @@ func TestBlankOut(t *testing.T) {
 		{"a GPU and NPBD", "GP", "a GPU and NPBD"},
 		{"Creative Commons\nAttribution, again Creative Commons\nAttribution", "Creative Commons\nAttribution", "____, again ____"},
 		{"took 25.9 seconds (25.9 seconds)", "25.9 seconds", "took ____ (____)"},
+		// Never part of a hyphenated or broken word (issue 17: "cita- ____").
+		{"counting cita- tions of tions", "tions", "counting cita- tions of ____"},
+		{"a GP-based and non-GP model; the GP's note", "GP", "a GP-based and non-GP model; the ____'s note"},
+		{"pre- and post-processing", "pre", "pre- and post-processing"},
+		{"state-of-the-art results", "art", "state-of-the-art results"},
+		{"as in GPT-4, not GPT", "GPT", "as in GPT-4, not ____"},
 	}
 	for _, tc := range tests {
-		require.Equal(t, tc.want, blankOut(tc.s, tc.term))
+		require.Equal(t, tc.want, blankOut(tc.s, tc.term), tc.s)
+		front, ok := Cloze(tc.s, tc.term)
+		require.Equal(t, tc.want, front)
+		require.Equal(t, tc.want != tc.s, ok, "Cloze says whether it blanked")
 	}
 }
 

@@ -444,11 +444,19 @@
     });
   });
 
-  // ---- review: keys 1-4 answer, Space shows the answer --------------------
-  var ratings = document.querySelector("[data-ratings]");
-  if (ratings) {
-    var started = Date.now(), reveal = document.querySelector("[data-reveal]");
-    ratings.addEventListener("submit", function () {
+  // ---- review: Space shows the answer, then keys 1-4 answer; U undoes -------
+  // The rating buttons sit inside the answer's disclosure, so they show only
+  // once the answer does, with or without this script. A page brought back from
+  // the browser's cache (the back button after a rating) is fetched again, so it
+  // shows the queue as it is and the undo, never the rated card to rate twice.
+  window.addEventListener("pageshow", function (e) {
+    if (e.persisted && document.querySelector("[data-review], [data-undo], [data-next-due]")) window.location.reload();
+  });
+  var ratings = document.querySelector("[data-ratings]"), undo = document.querySelector("form[data-undo]");
+  var reveal = document.querySelector("[data-reveal]");
+  if (ratings || undo) {
+    var started = Date.now();
+    if (ratings) ratings.addEventListener("submit", function () {
       var d = ratings.querySelector("[data-duration]");
       if (d) d.value = String(Date.now() - started);
     });
@@ -456,10 +464,23 @@
       if (e.altKey || e.ctrlKey || e.metaKey) return;
       var t = e.target.tagName;
       if (t === "INPUT" || t === "TEXTAREA" || t === "SELECT") return;
-      if (e.key === " " && reveal && !reveal.open && t !== "BUTTON" && t !== "SUMMARY") { e.preventDefault(); reveal.open = true; return; }
+      if (e.key === " " && reveal && !reveal.open && t !== "BUTTON" && t !== "SUMMARY") {
+        e.preventDefault(); reveal.open = true;
+        var first = ratings && ratings.querySelector("[data-key]");
+        if (first) first.focus({ preventScroll: true });
+        return;
+      }
+      if ((e.key === "u" || e.key === "U") && undo) { e.preventDefault(); undo.requestSubmit(); return; }
+      if (!ratings || !reveal || !reveal.open) return; // no rating before the answer is shown
       var b = ratings.querySelector('[data-key="' + e.key + '"]');
       if (b) { e.preventDefault(); b.click(); }
     });
+  }
+  // Only cards on a learning step remain: show the next when its step is over.
+  var waiting = document.querySelector("[data-next-due]");
+  if (waiting) {
+    var ms = parseInt(waiting.dataset.waitMs, 10);
+    if (ms >= 0 && ms < 24 * 3600 * 1000) setTimeout(function () { window.location.reload(); }, ms + 500);
   }
 
   // ---- time zone names ----------------------------------------------------
