@@ -93,16 +93,17 @@ type errorBody struct {
 // error becomes a 500. Server-side failures are logged with the request id.
 func Err(w http.ResponseWriter, r *http.Request, err error) {
 	ctx := r.Context()
-	if ClientGone(r) {
-		// Whatever failed, it failed because the client left: nobody reads this
-		// answer, and it is not the server's fault.
-		slog.InfoContext(ctx, "client closed the request", "request_id", RequestID(ctx), "error", err)
-		w.WriteHeader(StatusClientClosedRequest)
-		return
-	}
 	var apiErr *Error
 	if !errors.As(err, &apiErr) {
 		apiErr = Internal(err)
+	}
+	if apiErr.Status >= 500 && ClientGone(r) {
+		// What failed, failed because the client left (its query was canceled
+		// with it): nobody reads this answer, and it is not the server's fault.
+		// A client error (a body cut short, say) keeps its own status.
+		slog.InfoContext(ctx, "client closed the request", "request_id", RequestID(ctx), "error", err)
+		w.WriteHeader(StatusClientClosedRequest)
+		return
 	}
 	if apiErr.Status >= 500 {
 		slog.ErrorContext(ctx, "request failed",
