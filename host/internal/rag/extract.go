@@ -67,6 +67,11 @@ type Item struct {
 	CharStart          *int     `json:"char_start,omitempty"`
 	CharEnd            *int     `json:"char_end,omitempty"`
 	Page               *int     `json:"page,omitempty"`
+	// LabelConfidence is how sure the extractor was of Type, from 0 to 1; nil
+	// when it did not say. Labelled is false below llm.LabelConfidenceFloor: the
+	// item is shown unlabelled rather than under a label that may be wrong.
+	LabelConfidence *float64 `json:"label_confidence,omitempty"`
+	Labelled        bool     `json:"labelled"`
 }
 
 // Extraction is a user's extraction of record of one paper.
@@ -145,6 +150,10 @@ func (s *Service) Extract(ctx context.Context, userID, paperID uuid.UUID) (*Extr
 			continue
 		}
 		item := Item{Type: it.Type, Content: content, Quote: it.Quote, VerificationStatus: StatusUnverified}
+		if c := it.Confidence; c != nil && *c >= 0 && *c <= 1 {
+			item.LabelConfidence = c
+		}
+		item.Labelled = labelled(item.LabelConfidence)
 		if strings.TrimSpace(it.Quote) != "" {
 			c := pt.check(it.Quote)
 			sim := c.Similarity
@@ -184,9 +193,9 @@ func (s *Service) Extract(ctx context.Context, userID, paperID uuid.UUID) (*Extr
 				q = it.Quote
 			}
 			batch.Queue(`INSERT INTO paper_extraction_items (extraction_id, user_id, item_type, content, quote,
-				verification_status, similarity, char_start, char_end, page_number, position)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-				id, userID, it.Type, it.Content, q, it.VerificationStatus, it.Similarity, it.CharStart, it.CharEnd, it.Page, i)
+				verification_status, similarity, char_start, char_end, page_number, position, label_confidence)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+				id, userID, it.Type, it.Content, q, it.VerificationStatus, it.Similarity, it.CharStart, it.CharEnd, it.Page, i, it.LabelConfidence)
 			for _, name := range entityNames(it) {
 				batch.Queue(`WITH e AS (
 					INSERT INTO entities (entity_type, canonical_name) VALUES ($1, $2)
@@ -257,14 +266,17 @@ func (s *Service) Extraction(ctx context.Context, userID, paperID uuid.UUID) (*E
 		return nil, fmt.Errorf("rag: read extraction: %w", err)
 	}
 	rows, err := s.Pool.Query(ctx, `
-		SELECT item_type, content, coalesce(quote, ''), verification_status, similarity::float8, char_start, char_end, page_number
+		SELECT item_type, content, coalesce(quote, ''), verification_status, similarity::float8, char_start, char_end, page_number,
+		       label_confidence::float8
 		  FROM paper_extraction_items WHERE extraction_id = $1 AND user_id = $2 ORDER BY position`, id, userID)
 	if err != nil {
 		return nil, fmt.Errorf("rag: read extraction: %w", err)
 	}
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Item, error) {
 		var it Item
-		err := r.Scan(&it.Type, &it.Content, &it.Quote, &it.VerificationStatus, &it.Similarity, &it.CharStart, &it.CharEnd, &it.Page)
+		err := r.Scan(&it.Type, &it.Content, &it.Quote, &it.VerificationStatus, &it.Similarity, &it.CharStart, &it.CharEnd, &it.Page,
+			&it.LabelConfidence)
+		it.Labelled = labelled(it.LabelConfidence)
 		return it, err
 	})
 	if err != nil {
@@ -274,4 +286,11 @@ func (s *Service) Extraction(ctx context.Context, userID, paperID uuid.UUID) (*E
 		x.Items = items
 	}
 	return x, nil
+}
+
+// labelled reports whether an item's label is sure enough to show: a confidence
+// at or above llm.LabelConfidenceFloor, or none given (a provider that does not
+// say is taken at its word).
+func labelled(confidence *float64) bool {
+	return confidence == nil || *confidence >= llm.LabelConfidenceFloor
 }

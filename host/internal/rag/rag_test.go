@@ -288,9 +288,10 @@ func TestFabricatedQuotesAreNeverVerified(t *testing.T) {
 		VALUES ($1, 0, $2, 1, 1, 0, $3, 40)`, paperID, text, len(text))
 	require.NoError(t, err)
 
+	sure, unsure := 0.9, 0.2
 	out, err := json.Marshal(llm.Extraction{Items: []llm.ExtractionItem{
-		{Type: llm.ItemMethod, Content: "Quotes are verified.", Quote: "The quote verification step rejects fabricated evidence in every case we tried."},
-		{Type: llm.ItemResult, Content: "Accuracy rose.", Quote: "Accuracy rose from 71.2% to 79.5% with the verifier enabled."},
+		{Type: llm.ItemMethod, Content: "Quotes are verified.", Quote: "The quote verification step rejects fabricated evidence in every case we tried.", Confidence: &sure},
+		{Type: llm.ItemResult, Content: "Accuracy rose.", Quote: "Accuracy rose from 71.2% to 79.5% with the verifier enabled.", Confidence: &unsure},
 		{Type: llm.ItemClaim, Content: "Verifiers are perfect.", Quote: "The verifier never makes a mistake on any corpus we know of."},
 		{Type: llm.ItemLimitation, Content: "No quote given."},
 	}})
@@ -311,6 +312,16 @@ func TestFabricatedQuotesAreNeverVerified(t *testing.T) {
 	var verified int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM paper_extraction_items WHERE user_id = $1 AND verification_status = 'verified'`, ann).Scan(&verified))
 	require.Equal(t, 1, verified)
+
+	// A label the extractor was unsure of is kept but not shown as a label; a
+	// provider that gives no confidence is taken at its word.
+	stored, err := svc.Extraction(ctx, ann, paperID)
+	require.NoError(t, err)
+	require.True(t, stored.Items[0].Labelled)
+	require.InDelta(t, sure, *stored.Items[0].LabelConfidence, 1e-6)
+	require.False(t, stored.Items[1].Labelled, "a label below the floor is shown unlabelled")
+	require.True(t, stored.Items[2].Labelled)
+	require.Nil(t, stored.Items[2].LabelConfidence)
 }
 
 func TestASummaryWithoutTextReadsTheAbstract(t *testing.T) {

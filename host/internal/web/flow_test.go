@@ -62,6 +62,9 @@ func TestFlowWithoutJavaScript(t *testing.T) {
 	}, 60*time.Second, 300*time.Millisecond, "the extraction job finishes")
 	require.Contains(t, p.body, `class="extractions"`, "the extraction lists what it found")
 	require.Regexp(t, `<span class="badge (verified|unverified|failed)">quote`, p.body)
+	ext := between(p.body, `class="extractions"`, `</ul>`)
+	require.Regexp(t, `quote found on page \d+`, ext, "a verified quote says where it was found")
+	require.NotContains(t, ext, "quote verified", "the badge names the page, not a bare verdict")
 
 	p = b.post(paperPath+"/cards", url.Values{"front": {"What flattens the forgetting curve?"}, "back": {"A successful review"}, "new_deck": {"Reading"}})
 	require.Equal(t, http.StatusOK, p.status, p.body)

@@ -522,6 +522,9 @@ type extractionItem struct {
 	Similarity         float64 `json:"similarity"`
 	// Page is where the quote was found in the paper, nil when nowhere.
 	Page *int `json:"page"`
+	// Labelled is false when the extractor was not sure of Type: the item is
+	// shown unlabelled.
+	Labelled bool `json:"labelled"`
 }
 
 type extractions struct {
