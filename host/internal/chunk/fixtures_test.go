@@ -1,7 +1,6 @@
 package chunk
 
 import (
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
+	"github.com/lectern-research/lectern/host/internal/pdftext/pdftexttest"
 )
 
 // eachFixture extracts and chunks every shared fixture PDF and runs check on each,
@@ -94,53 +94,7 @@ func TestFixturesPhrasePage(t *testing.T) {
 // a letter, a hyphen, the break, and a lowercase letter.
 var lineBreakHyphen = regexp.MustCompile(`\p{L}[-\x{00AD}\x{2010}][ \t]*[\n\f]\s*\p{Ll}`)
 
-var (
-	digits     = regexp.MustCompile(`\p{N}+`)
-	bareNumber = regexp.MustCompile(`^\s*\d+\s*$`)
-)
-
-// edgeKey is how a running header or footer repeats from page to page: the
-// line case-folded, its numbers made "#", its spaces collapsed.
-func edgeKey(s string) string {
-	return strings.Join(strings.Fields(strings.ToLower(digits.ReplaceAllString(s, "#"))), " ")
-}
-
-// printedRunning reads the PDF with plain pdftotext, independently of pdftext,
-// and returns the keys of the lines printed among the first or last two lines
-// of at least half of the pages (and two at least, in a document of three
-// pages or more): the running headers, footers and page numbers as printed.
-func printedRunning(t *testing.T, file string) map[string]bool {
-	t.Helper()
-	out, err := exec.CommandContext(t.Context(), "pdftotext", "-enc", "UTF-8", file, "-").Output()
-	require.NoError(t, err)
-	pages := strings.Split(strings.TrimSuffix(string(out), "\f"), "\f")
-	count := map[string]int{}
-	for _, p := range pages {
-		var lines []string
-		for _, l := range strings.Split(p, "\n") {
-			if l = strings.TrimSpace(l); l != "" {
-				lines = append(lines, l)
-			}
-		}
-		seen := map[string]bool{}
-		for i, l := range lines {
-			if k := edgeKey(l); (i < 2 || i >= len(lines)-2) && !seen[k] {
-				seen[k] = true
-				count[k]++
-			}
-		}
-	}
-	running := map[string]bool{}
-	if len(pages) < 3 {
-		return running
-	}
-	for k, n := range count {
-		if n >= max(2, (len(pages)+1)/2) {
-			running[k] = true
-		}
-	}
-	return running
-}
+var bareNumber = regexp.MustCompile(`^\s*\d+\s*$`)
 
 func isLigature(r rune) bool { return r >= '\uFB00' && r <= '\uFB06' }
 
@@ -195,7 +149,7 @@ func TestFixturesPassagesMapToThePrintedWords(t *testing.T) {
 func TestFixturesCleanPassages(t *testing.T) {
 	t.Parallel()
 	eachFixture(t, func(t *testing.T, f string, doc *pdftext.Document, chunks []Chunk) {
-		running := printedRunning(t, f)
+		running := pdftexttest.PrintedRunning(t, f)
 		lines := map[int]string{} // the passages' lines by offset, overlaps once
 		for _, c := range chunks {
 			require.NotRegexp(t, lineBreakHyphen, c.Text, "passage %d on page %d", c.Index, c.PageStart)
@@ -203,7 +157,7 @@ func TestFixturesCleanPassages(t *testing.T) {
 			off := c.Start
 			for _, l := range strings.FieldsFunc(c.Text, func(r rune) bool { return r == '\n' || r == '\f' }) {
 				off = c.Start + strings.Index(c.Text[off-c.Start:], l)
-				lines[off] = edgeKey(l)
+				lines[off] = pdftexttest.EdgeKey(l)
 				off += len(l)
 			}
 		}

@@ -2,9 +2,7 @@ package rag_test
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"unicode"
@@ -17,6 +15,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/pdftext"
+	"github.com/lectern-research/lectern/host/internal/pdftext/pdftexttest"
 	"github.com/lectern-research/lectern/sdk/llm/extractive"
 )
 
@@ -49,7 +48,8 @@ func TestFixtureClozeCardsBlankWholeTerms(t *testing.T) {
 			drafts, err := svc.DraftCards(context.Background(), doc.Title, passages, extractive.MaxCards)
 			require.NoError(t, err)
 			require.NotEmpty(t, drafts, "the paper gives cards to check")
-			running := runningLines(t, f)
+			running := pdftexttest.PrintedRunning(t, f)
+			delete(running, "#") // page numbers are numbers, never clozes anyway
 			for _, d := range drafts {
 				requireWholeTermCloze(t, d, running)
 			}
@@ -69,7 +69,7 @@ func requireWholeTermCloze(t *testing.T, d learning.Draft, running map[string]bo
 	require.NotContains(t, d.Back, "\n", msg("the back is the answer alone; the sentence is kept apart"))
 	require.True(t, strings.ContainsFunc(d.Back, unicode.IsLetter), msg("a bare number is no cloze"))
 	require.False(t, clozeStopWords[strings.ToLower(d.Back)], msg("a stop word is no cloze"))
-	require.False(t, running[edgeKey(d.Back)], msg("a running header is no cloze"))
+	require.False(t, running[pdftexttest.EdgeKey(d.Back)], msg("a running header is no cloze"))
 	rest := d.Front
 	for {
 		i := strings.Index(rest, extractive.Blank)
@@ -85,7 +85,7 @@ func requireWholeTermCloze(t *testing.T, d learning.Draft, running map[string]bo
 	require.Equal(t, d.Source, sentence, msg("the front is the source sentence with its term blanked"))
 	for line := range running {
 		if len(strings.Fields(line)) >= 3 {
-			require.NotContains(t, edgeKey(sentence), line, msg("the sentence holds a running header"))
+			require.NotContains(t, pdftexttest.EdgeKey(sentence), line, msg("the sentence holds a running header"))
 		}
 	}
 }
@@ -133,48 +133,4 @@ func init() {
 		not no than then there here also such can may might will would should could do does did has have had`) {
 		clozeStopWords[w] = true
 	}
-}
-
-var digitsRE = regexp.MustCompile(`\p{N}+`)
-
-// edgeKey is how a running header repeats from page to page: case-folded,
-// numbers made "#", spaces collapsed.
-func edgeKey(s string) string {
-	return strings.Join(strings.Fields(strings.ToLower(digitsRE.ReplaceAllString(s, "#"))), " ")
-}
-
-// runningLines reads the PDF with plain pdftotext, independently of pdftext, and
-// returns the keys of the lines printed among the first or last two lines of at
-// least half of its pages (two pages at least, in a document of three or more).
-func runningLines(t *testing.T, file string) map[string]bool {
-	t.Helper()
-	out, err := exec.CommandContext(t.Context(), "pdftotext", "-enc", "UTF-8", file, "-").Output()
-	require.NoError(t, err)
-	pages := strings.Split(strings.TrimSuffix(string(out), "\f"), "\f")
-	count := map[string]int{}
-	for _, p := range pages {
-		var lines []string
-		for _, l := range strings.Split(p, "\n") {
-			if l = strings.TrimSpace(l); l != "" {
-				lines = append(lines, l)
-			}
-		}
-		seen := map[string]bool{}
-		for i, l := range lines {
-			if k := edgeKey(l); (i < 2 || i >= len(lines)-2) && !seen[k] {
-				seen[k] = true
-				count[k]++
-			}
-		}
-	}
-	running := map[string]bool{}
-	if len(pages) < 3 {
-		return running
-	}
-	for k, n := range count {
-		if n >= max(2, (len(pages)+1)/2) && k != "#" {
-			running[k] = true
-		}
-	}
-	return running
 }
