@@ -299,7 +299,7 @@ func browserFlow(t *testing.T, s *stack) {
 		require.NotContains(t, answer, sentence, "the answer and the sentence are shown apart")
 		require.Equal(t, strings.ReplaceAll(read(t, ctx, "#front-h"), "____", answer), sentence, "the front with its blanks filled is the sentence")
 		link := attr(t, ctx, "a[data-reader-link]", "href")
-		require.Regexp(t, `^/papers/[0-9a-f-]{36}/read\?end=\d+&page=\d+&passage=[0-9a-f-]{36}&start=\d+$`, link)
+		require.Regexp(t, `^/papers/[0-9a-f-]{36}/read\?page=\d+&passage=[0-9a-f-]{36}&start=\d+&end=\d+$`, link)
 		shot(t, ctx, "06b-review-cloze-source")
 		step(t, ctx, "answer Good with the key 3", chromedp.KeyEvent("3"), chromedp.WaitVisible(chromedp.CSS("[data-next-due]")))
 		require.Contains(t, read(t, ctx, "[data-next-due]"), "comes back at", "only the card rated Again remains, on its step")

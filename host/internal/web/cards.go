@@ -118,22 +118,14 @@ type cardSource struct {
 // (/papers/{id}/read?page=N&passage=&start=&end=, the shape every link to the
 // reader takes).
 func (s *cardSource) ReaderURL() string {
-	v := url.Values{}
+	page, start, end := 1, 0, 0
 	if s.Page != nil {
-		v.Set("page", strconv.Itoa(*s.Page))
+		page = *s.Page
 	}
-	if s.ChunkID != "" {
-		v.Set("passage", s.ChunkID)
-		if s.Start != nil && s.End != nil {
-			v.Set("start", strconv.Itoa(*s.Start))
-			v.Set("end", strconv.Itoa(*s.End))
-		}
+	if s.Start != nil && s.End != nil {
+		start, end = *s.Start, *s.End
 	}
-	u := "/papers/" + pathEscape(s.PaperID) + "/read"
-	if len(v) > 0 {
-		u += "?" + v.Encode()
-	}
-	return u
+	return ReaderURL(s.PaperID, page, s.ChunkID, start, end, "")
 }
 
 // Answer is what the card asks for: the back, or for a cloze drafted before the
