@@ -1,9 +1,10 @@
 package web
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/lectern-research/lectern/host/internal/pdftext/pdftexttest"
 )
 
 // samplePDF builds a small text PDF (one Helvetica page per entry of pages, each a
@@ -36,20 +37,7 @@ func samplePDF(title string, pages [][]string) []byte {
 			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i),
 			fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", c.Len(), c.String()))
 	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
+	return pdftexttest.Assemble(objs)
 }
 
 func pdfEscape(s string) string {

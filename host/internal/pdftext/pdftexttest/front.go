@@ -98,8 +98,15 @@ func onePage(content []byte) []byte {
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
 	}
+	return Assemble(objs)
+}
+
+// Assemble writes a whole PDF file from its objects, numbered from 1 in order
+// (object 1 is the catalogue), with the cross-reference table and trailer a
+// reader needs.
+func Assemble(objs []string) []byte {
 	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
+	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
 	offsets := make([]int, len(objs))
 	for i, o := range objs {
 		offsets[i] = b.Len()
