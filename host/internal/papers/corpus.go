@@ -37,10 +37,6 @@ type Input struct {
 	Visibility string
 }
 
-// VerifiedSources are the public sources whose records may make a private row
-// public: their metadata is a public record of the work.
-var VerifiedSources = []string{"arxiv", "openalex", "semanticscholar", "crossref", "pubmed"}
-
 // ErrNoIdentity means an input has neither a title nor an identifier.
 var ErrNoIdentity = errors.New("papers: a paper needs a title")
 
@@ -108,15 +104,17 @@ func nullable(s string) any {
 // new. A paper is the same paper when any identifier matches (DOI, arXiv id, OpenAlex,
 // Semantic Scholar or PubMed id). An existing row keeps what it has and gains what it
 // lacks: identifiers, abstract, authors, a more precise date, URLs, the higher
-// citation count. A private row becomes public when a verified public source
-// describes the same work. discoveredBy is the user who brought the paper in; nil for
-// instance-level discovery.
+// citation count. Only shared rows and discoveredBy's own private rows are
+// candidates: a public record never merges into, or publishes, another user's
+// private paper, and never makes a private row public (the shared row it needs is
+// its own; see migration 0015). discoveredBy is the user who brought the paper in;
+// nil for instance-level discovery.
 func UpsertTx(ctx context.Context, tx pgx.Tx, in Input, discoveredBy *uuid.UUID) (uuid.UUID, bool, error) {
 	if err := in.normalize(); err != nil {
 		return uuid.Nil, false, err
 	}
 	for attempt := 0; attempt < 3; attempt++ {
-		id, found, err := match(ctx, tx, &in)
+		id, found, err := match(ctx, tx, &in, discoveredBy)
 		if err != nil {
 			return uuid.Nil, false, err
 		}
@@ -135,10 +133,28 @@ func UpsertTx(ctx context.Context, tx pgx.Tx, in Input, discoveredBy *uuid.UUID)
 	return uuid.Nil, false, fmt.Errorf("papers: upsert %q: kept conflicting with concurrent writers", in.Title)
 }
 
-// candidate is an existing row that shares an identifier with a record.
+// candidate is an existing row that shares an identifier with a record. shared
+// is a public row or one the instance brought in; otherwise it is the caller's own
+// private row.
 type candidate struct {
 	id                     uuid.UUID
 	doi, arxiv, oa, s2, pm string
+	shared                 bool
+}
+
+// candidatesSQL finds the rows that may take a record: shared rows, and private
+// rows of $6 (NULL: none) — never another user's private paper.
+const candidatesSQL = `
+	SELECT id, coalesce(doi, ''), coalesce(arxiv_id, ''), coalesce(openalex_id, ''),
+	       coalesce(semantic_scholar_id, ''), coalesce(pubmed_id, ''),
+	       visibility = 'public' OR discovered_by IS NULL
+	  FROM papers
+	 WHERE (%s) AND (visibility = 'public' OR discovered_by IS NULL OR discovered_by = $6)`
+
+func scanCandidate(r pgx.CollectableRow) (candidate, error) {
+	var c candidate
+	err := r.Scan(&c.id, &c.doi, &c.arxiv, &c.oa, &c.s2, &c.pm, &c.shared)
+	return c, err
 }
 
 func (c candidate) matches(in *Input) bool {
@@ -148,8 +164,9 @@ func (c candidate) matches(in *Input) bool {
 }
 
 // pick chooses in's row among the candidates, preferring a DOI match, then arXiv,
-// then the other identifiers, and drops from in the identifiers another candidate
-// holds, so the merge cannot collide with that row.
+// then the other identifiers, then a shared row over the caller's own private
+// copy, and drops from in the identifiers another candidate holds, so the merge
+// cannot collide with that row.
 func pick(in *Input, cands []candidate) (uuid.UUID, bool) {
 	if len(cands) == 0 {
 		return uuid.Nil, false
@@ -167,7 +184,14 @@ func pick(in *Input, cands []candidate) (uuid.UUID, bool) {
 		}
 		return 1
 	}
-	best := slices.MaxFunc(cands, func(a, b candidate) int { return score(a) - score(b) })
+	rank := func(c candidate) int {
+		r := 2 * score(c)
+		if c.shared {
+			r++
+		}
+		return r
+	}
+	best := slices.MaxFunc(cands, func(a, b candidate) int { return rank(a) - rank(b) })
 	for _, c := range cands {
 		if c.id == best.id {
 			continue
@@ -191,23 +215,16 @@ func pick(in *Input, cands []candidate) (uuid.UUID, bool) {
 	return best.id, true
 }
 
-// match finds the existing row for in (see pick).
-func match(ctx context.Context, tx pgx.Tx, in *Input) (uuid.UUID, bool, error) {
-	rows, err := tx.Query(ctx, `
-		SELECT id, coalesce(doi, ''), coalesce(arxiv_id, ''), coalesce(openalex_id, ''),
-		       coalesce(semantic_scholar_id, ''), coalesce(pubmed_id, '')
-		  FROM papers
-		 WHERE ($1 <> '' AND doi = $1) OR ($2 <> '' AND arxiv_id = $2) OR ($3 <> '' AND openalex_id = $3)
-		    OR ($4 <> '' AND semantic_scholar_id = $4) OR ($5 <> '' AND pubmed_id = $5)`,
-		in.DOI, in.ArxivID, in.OpenAlexID, in.SemanticScholarID, in.PubMedID)
+// match finds the existing row for in (see pick) among those owner may merge into
+// (see candidatesSQL).
+func match(ctx context.Context, tx pgx.Tx, in *Input, owner *uuid.UUID) (uuid.UUID, bool, error) {
+	rows, err := tx.Query(ctx, fmt.Sprintf(candidatesSQL, `($1 <> '' AND doi = $1) OR ($2 <> '' AND arxiv_id = $2)
+	    OR ($3 <> '' AND openalex_id = $3) OR ($4 <> '' AND semantic_scholar_id = $4) OR ($5 <> '' AND pubmed_id = $5)`),
+		in.DOI, in.ArxivID, in.OpenAlexID, in.SemanticScholarID, in.PubMedID, owner)
 	if err != nil {
 		return uuid.Nil, false, fmt.Errorf("papers: match: %w", err)
 	}
-	cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
-		var c candidate
-		err := r.Scan(&c.id, &c.doi, &c.arxiv, &c.oa, &c.s2, &c.pm)
-		return c, err
-	})
+	cands, err := pgx.CollectRows(rows, scanCandidate)
 	if err != nil {
 		return uuid.Nil, false, fmt.Errorf("papers: match: %w", err)
 	}
@@ -247,7 +264,6 @@ const mergeSQL = `
 	  venue = coalesce(venue, $12), url = coalesce(url, $13), pdf_url = coalesce(pdf_url, $14),
 	  citation_count = CASE WHEN $15::int IS NULL THEN citation_count ELSE greatest(coalesce(citation_count, 0), $15::int) END,
 	  metadata = $16::jsonb || metadata,
-	  visibility = CASE WHEN $17 THEN 'public' ELSE visibility END,
 	  updated_at = now()
 	WHERE id = $1`
 
@@ -258,10 +274,9 @@ func mergeArgs(id uuid.UUID, in *Input) []any {
 	if in.ArxivVersion > 0 {
 		arxivVersion = in.ArxivVersion
 	}
-	promote := in.Visibility == "public" && slices.Contains(VerifiedSources, in.Source)
 	return []any{id, nullable(in.DOI), nullable(in.ArxivID), arxivVersion, nullable(in.OpenAlexID), nullable(in.SemanticScholarID),
 		nullable(in.PubMedID), authors, nullable(in.Abstract), in.PublicationDate, nullable(in.DatePrecision), nullable(in.Venue),
-		nullable(in.URL), nullable(in.PDFURL), in.CitationCount, meta, promote}
+		nullable(in.URL), nullable(in.PDFURL), in.CitationCount, meta}
 }
 
 func merge(ctx context.Context, tx pgx.Tx, id uuid.UUID, in *Input) error {
@@ -306,20 +321,12 @@ func UpsertManyTx(ctx context.Context, tx pgx.Tx, ins []Input, discoveredBy *uui
 		dois, arxivs, oas, s2s, pms = append(dois, in.DOI), append(arxivs, in.ArxivID), append(oas, in.OpenAlexID),
 			append(s2s, in.SemanticScholarID), append(pms, in.PubMedID)
 	}
-	rows, err := tx.Query(ctx, `
-		SELECT id, coalesce(doi, ''), coalesce(arxiv_id, ''), coalesce(openalex_id, ''),
-		       coalesce(semantic_scholar_id, ''), coalesce(pubmed_id, '')
-		  FROM papers
-		 WHERE doi = ANY($1) OR arxiv_id = ANY($2) OR openalex_id = ANY($3)
-		    OR semantic_scholar_id = ANY($4) OR pubmed_id = ANY($5)`, dois, arxivs, oas, s2s, pms)
+	rows, err := tx.Query(ctx, fmt.Sprintf(candidatesSQL, `doi = ANY($1) OR arxiv_id = ANY($2) OR openalex_id = ANY($3)
+	    OR semantic_scholar_id = ANY($4) OR pubmed_id = ANY($5)`), dois, arxivs, oas, s2s, pms, discoveredBy)
 	if err != nil {
 		return nil, fmt.Errorf("papers: upsert many: %w", err)
 	}
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
-		var c candidate
-		err := r.Scan(&c.id, &c.doi, &c.arxiv, &c.oa, &c.s2, &c.pm)
-		return c, err
-	})
+	all, err := pgx.CollectRows(rows, scanCandidate)
 	if err != nil {
 		return nil, fmt.Errorf("papers: upsert many: %w", err)
 	}
@@ -391,39 +398,31 @@ const libraryTitleMatchSQL = `
 
 // UpsertForUserTx adds a paper a user brings in themselves (an import, an upload) and
 // puts it into their library. The record is the user's word, not a public one, so it
-// never changes a row others can see: when it names a work already in the corpus that
-// the user may see, that row is linked as it is; when the matching row is someone
-// else's private paper, the user gets a row of their own (without the identifiers the
-// other row holds, which are kept in metadata), so no lookup can link them onto it.
-// It reports whether the paper was already in the user's library.
+// never changes a row others can see: when it names a shared paper, that row is
+// linked as it is; when it names the user's own private paper, that row gains what
+// it lacks; another user's private paper is never a candidate (see match), so the
+// user gets a row of their own. It reports whether the paper was already in the
+// user's library.
 func UpsertForUserTx(ctx context.Context, tx pgx.Tx, in Input, userID uuid.UUID, via string) (uuid.UUID, bool, error) {
 	in.Visibility = "private"
 	if err := in.normalize(); err != nil {
 		return uuid.Nil, false, err
 	}
-	id, found, err := match(ctx, tx, &in)
+	id, found, err := match(ctx, tx, &in, &userID)
 	if err != nil {
 		return uuid.Nil, false, err
 	}
 	if found {
-		var visible, own bool
-		err := tx.QueryRow(ctx, `
-			SELECT `+visiblePredicate+`, p.visibility = 'private' AND p.discovered_by = $1
-			  FROM papers p WHERE p.id = $2`, userID, id).Scan(&visible, &own)
+		var shared bool
+		err := tx.QueryRow(ctx, `SELECT visibility = 'public' OR discovered_by IS NULL FROM papers WHERE id = $1`,
+			id).Scan(&shared)
 		if err != nil {
 			return uuid.Nil, false, fmt.Errorf("papers: import: %w", err)
 		}
-		switch {
-		case own:
+		if !shared {
 			if err := merge(ctx, tx, id, &in); err != nil {
 				return uuid.Nil, false, err
 			}
-		case !visible:
-			unlinked := map[string]any{"doi": in.DOI, "arxiv_id": in.ArxivID, "openalex_id": in.OpenAlexID,
-				"semantic_scholar_id": in.SemanticScholarID, "pubmed_id": in.PubMedID}
-			in.Metadata["unlinked_identifiers"] = unlinked
-			in.DOI, in.ArxivID, in.ArxivVersion, in.OpenAlexID, in.SemanticScholarID, in.PubMedID = "", "", 0, "", "", ""
-			found = false
 		}
 	}
 	if !found {

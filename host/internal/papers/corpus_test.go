@@ -103,13 +103,78 @@ func TestUpsertVisibility(t *testing.T) {
 	require.Equal(t, "private", vis, "private by default")
 	require.Equal(t, user, by)
 
-	upsert(t, pool, Input{Title: "My draft", DOI: "10.1000/draft", Source: "someblog", Visibility: "public"}, nil)
-	require.NoError(t, pool.QueryRow(ctx, `SELECT visibility FROM papers WHERE id = $1`, id).Scan(&vis))
-	require.Equal(t, "private", vis, "an unverified source does not publish a private row")
+	var before string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT row_to_json(p)::text FROM papers p WHERE id = $1`, id).Scan(&before))
+	for _, source := range []string{"someblog", "crossref"} {
+		shared, created := upsert(t, pool, Input{Title: "The published version", DOI: "10.1000/draft", Abstract: "Public words.",
+			Source: source, Visibility: "public"}, nil)
+		require.NotEqual(t, id, shared, "a public record from %s gets a shared row of its own", source)
+		require.Equal(t, source == "someblog", created)
+		require.NoError(t, pool.QueryRow(ctx, `SELECT visibility FROM papers WHERE id = $1`, shared).Scan(&vis))
+		require.Equal(t, "public", vis)
+	}
+	var after string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT row_to_json(p)::text FROM papers p WHERE id = $1`, id).Scan(&after))
+	require.Equal(t, before, after, "the private row is neither published nor changed")
+}
 
-	upsert(t, pool, Input{Title: "My draft", DOI: "10.1000/draft", Source: "crossref", Visibility: "public"}, nil)
-	require.NoError(t, pool.QueryRow(ctx, `SELECT visibility FROM papers WHERE id = $1`, id).Scan(&vis))
-	require.Equal(t, "public", vis, "a verified public record of the work makes it public")
+// Ann's upload names a DOI; when Bob's search brings back the public record of the
+// same work, Bob gets a shared row and Ann's private paper (with its text) stays
+// exactly as it was, private; Ann's own search record fills only her own row.
+func TestAnotherUsersSearchNeverPublishesAPrivateUpload(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	ctx := context.Background()
+	var ann, bob uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&ann))
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('bob@example.org') RETURNING id`).Scan(&bob))
+	var upload uuid.UUID
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		upload, _, err = UpsertForUserTx(ctx, tx, Input{Title: "Ann's copy", DOI: "10.1000/work", Source: "upload"}, ann, "upload")
+		return err
+	}))
+	snapshot := func() string {
+		var s string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT row_to_json(p)::text FROM papers p WHERE id = $1`, upload).Scan(&s))
+		return s
+	}
+	before := snapshot()
+
+	var bobs []uuid.UUID
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		bobs, err = UpsertManyTx(ctx, tx, []Input{{Title: "The work", DOI: "10.1000/work", Source: "crossref",
+			Visibility: "public", Abstract: "From Crossref."}}, &bob)
+		return err
+	}))
+	require.NotEqual(t, upload, bobs[0], "Bob's search never lands on Ann's private paper")
+	require.Equal(t, before, snapshot(), "Ann's paper is unchanged and still private")
+	st := New(pool)
+	_, err := st.Get(ctx, bob, upload)
+	require.ErrorIs(t, err, ErrNotFound, "Bob cannot open Ann's upload")
+	again, _, err := func() (uuid.UUID, bool, error) {
+		var id uuid.UUID
+		var created bool
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			var err error
+			id, created, err = UpsertTx(ctx, tx, Input{Title: "The work", DOI: "10.1000/work", Source: "openalex", Visibility: "public"}, &bob)
+			return err
+		})
+		return id, created, err
+	}()
+	require.NoError(t, err)
+	require.Equal(t, bobs[0], again, "the shared row is the one public records merge into")
+
+	// Bob's import of the DOI links the shared row, never Ann's.
+	var imported uuid.UUID
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		imported, _, err = UpsertForUserTx(ctx, tx, Input{Title: "The work", DOI: "10.1000/work", Source: "bibtex"}, bob, "import")
+		return err
+	}))
+	require.Equal(t, bobs[0], imported)
+	require.Equal(t, before, snapshot())
 }
 
 func TestConcurrentUpsertsMakeOneRow(t *testing.T) {

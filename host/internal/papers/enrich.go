@@ -242,15 +242,20 @@ func readEnrichedRow(ctx context.Context, tx Querier, paperID uuid.UUID) (enrich
 	return r, nil
 }
 
-// freeIdentifiers says which of in's identifiers no row but paperID holds.
+// freeIdentifiers says which of in's identifiers paperID may take: none that a
+// shared row holds, nor (for a private row) one its owner's other private rows
+// hold. Another user's private paper never blocks them (migration 0015).
 func freeIdentifiers(ctx context.Context, tx Querier, paperID uuid.UUID, in *Input) (map[string]bool, error) {
 	var doi, arxiv, oa, s2, pm bool
+	held := func(column, arg string) string {
+		return arg + ` <> '' AND NOT EXISTS (SELECT 1 FROM papers o WHERE o.` + column + ` = ` + arg + ` AND o.id <> $1
+		   AND (CASE WHEN o.visibility = 'private' THEN o.discovered_by END) IS NOT DISTINCT FROM me.owner
+		    OR o.` + column + ` = ` + arg + ` AND o.id <> $1 AND (o.visibility = 'public' OR o.discovered_by IS NULL))`
+	}
 	err := tx.QueryRow(ctx, `
-		SELECT $2 <> '' AND NOT EXISTS (SELECT 1 FROM papers WHERE doi = $2 AND id <> $1),
-		       $3 <> '' AND NOT EXISTS (SELECT 1 FROM papers WHERE arxiv_id = $3 AND id <> $1),
-		       $4 <> '' AND NOT EXISTS (SELECT 1 FROM papers WHERE openalex_id = $4 AND id <> $1),
-		       $5 <> '' AND NOT EXISTS (SELECT 1 FROM papers WHERE semantic_scholar_id = $5 AND id <> $1),
-		       $6 <> '' AND NOT EXISTS (SELECT 1 FROM papers WHERE pubmed_id = $6 AND id <> $1)`,
+		SELECT `+held("doi", "$2")+`, `+held("arxiv_id", "$3")+`, `+held("openalex_id", "$4")+`,
+		       `+held("semantic_scholar_id", "$5")+`, `+held("pubmed_id", "$6")+`
+		  FROM (SELECT CASE WHEN visibility = 'private' THEN discovered_by END AS owner FROM papers WHERE id = $1) me`,
 		paperID, in.DOI, in.ArxivID, in.OpenAlexID, in.SemanticScholarID, in.PubMedID).Scan(&doi, &arxiv, &oa, &s2, &pm)
 	if err != nil {
 		return nil, fmt.Errorf("papers: check identifiers: %w", err)
