@@ -253,6 +253,12 @@ func testOwnCopiesMerge(t *testing.T, rec *recorded) {
 	var n int
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM papers WHERE id = $1`, c.second).Scan(&n))
 	require.Zero(t, n, "the duplicate is gone")
+	st := papers.New(b.pool)
+	to, err := st.MergedInto(ctx, b.ann, c.second)
+	require.NoError(t, err)
+	require.Equal(t, c.first, to, "Ann's old links to the duplicate lead to the survivor")
+	_, err = st.MergedInto(ctx, b.bob, c.second)
+	require.ErrorIs(t, err, papers.ErrNotFound, "for Bob, who may not see Ann's paper, it is not found")
 	var added time.Time
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT added_at FROM user_library WHERE user_id = $1 AND paper_id = $2`, b.ann, c.first).Scan(&added))
 	require.WithinDuration(t, c.secondAdded, added, time.Millisecond, "the earlier added date")

@@ -74,9 +74,22 @@ func (a *API) Get(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	it, err := a.store.Get(r.Context(), auth.CallerFrom(r.Context()).UserID, id)
+	userID := auth.CallerFrom(r.Context()).UserID
+	it, err := a.store.Get(r.Context(), userID, id)
+	if errors.Is(err, ErrNotFound) {
+		if to, merr := a.store.MergedInto(r.Context(), userID, id); merr == nil {
+			w.Header().Set("Location", "/api/papers/"+to.String())
+			httpx.Err(w, r, &httpx.Error{Status: http.StatusPermanentRedirect, Code: CodeMerged,
+				Detail: "This paper was merged with another copy of the same work; it now lives at /api/papers/" + to.String() + "."})
+			return
+		}
+	}
 	a.answer(w, r, it, err)
 }
+
+// CodeMerged is the error code of a paper id that was merged into another paper:
+// the answer is 308 with the survivor in Location.
+const CodeMerged = "paper_merged"
 
 type stateBody struct {
 	State   *string         `json:"state"`

@@ -146,5 +146,13 @@ func MergeTx(ctx context.Context, tx pgx.Tx, from, to uuid.UUID) (Merged, error)
 		 WHERE id = $1`, to, doi, arxiv, version, openalex, s2, pubmed, from.String(), loserProvenance); err != nil {
 		return Merged{}, fmt.Errorf("papers: merge: keep the duplicate's identifiers: %w", err)
 	}
+	// Old links to the duplicate, and to anything merged into it before, now lead
+	// to the survivor.
+	if _, err := tx.Exec(ctx, `
+		WITH moved AS (UPDATE paper_redirects SET to_id = $2 WHERE to_id = $1)
+		INSERT INTO paper_redirects (from_id, to_id) VALUES ($1, $2)
+		ON CONFLICT (from_id) DO UPDATE SET to_id = EXCLUDED.to_id, merged_at = now()`, from, to); err != nil {
+		return Merged{}, fmt.Errorf("papers: merge: keep old links working: %w", err)
+	}
 	return m, nil
 }

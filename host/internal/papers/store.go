@@ -157,6 +157,23 @@ func (st *Store) Get(ctx context.Context, userID, paperID uuid.UUID) (Item, erro
 	return it, nil
 }
 
+// MergedInto returns the paper that paperID was merged into, when the user may see
+// it; ErrNotFound otherwise (never merged, or merged into a paper the user may not
+// see, which answers exactly like a missing one).
+func (st *Store) MergedInto(ctx context.Context, userID, paperID uuid.UUID) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := st.pool.QueryRow(ctx, `
+		SELECT p.id FROM paper_redirects r JOIN papers p ON p.id = r.to_id
+		 WHERE r.from_id = $2 AND `+visiblePredicate, userID, paperID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, ErrNotFound
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("papers: find where a paper was merged: %w", err)
+	}
+	return id, nil
+}
+
 // GetMany returns the papers of ids the user may see, with the user's overlay, in
 // one query. Papers the user may not see are simply absent from the map.
 func (st *Store) GetMany(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]Item, error) {

@@ -34,6 +34,8 @@ type apiError struct {
 	RequestID string
 	// Cause is the transport error behind an unreachable API; logged only.
 	Cause error
+	// Location is where a redirect answer (3xx) points.
+	Location string
 }
 
 type fieldError struct {
@@ -54,6 +56,17 @@ func (e *apiError) Unwrap() error { return e.Cause }
 func isStatus(err error, code int) bool {
 	var ae *apiError
 	return errors.As(err, &ae) && ae.Status == code
+}
+
+// mergedInto returns the id of the paper an API answer (a 308 paper_merged) says a
+// paper was merged into.
+func mergedInto(err error) (string, bool) {
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Code != "paper_merged" {
+		return "", false
+	}
+	id, ok := strings.CutPrefix(ae.Location, "/api/papers/")
+	return id, ok && id != "" && !strings.ContainsAny(id, "/?#")
 }
 
 // isCode reports whether err is an API answer with the error code.
@@ -182,7 +195,9 @@ func (c *caller) send(req *http.Request) (*http.Response, error) {
 		return nil, &apiError{Code: "unreachable", Detail: "The Lectern API did not answer.", Cause: err}
 	}
 	c.relayCookies(resp)
-	if resp.StatusCode >= 400 {
+	if resp.StatusCode >= 300 {
+		// The API answers a redirect only where a resource moved (a merged
+		// paper): the page decides where the browser goes.
 		defer resp.Body.Close()
 		return nil, readError(resp)
 	}
@@ -222,6 +237,7 @@ func readError(resp *http.Response) error {
 	if ae.RequestID == "" {
 		ae.RequestID = resp.Header.Get("X-Request-Id")
 	}
+	ae.Location = resp.Header.Get("Location")
 	return ae
 }
 

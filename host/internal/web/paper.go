@@ -36,6 +36,10 @@ func (h *handler) paperPage(w http.ResponseWriter, r *http.Request, s *session, 
 		if isStatus(err, http.StatusNotFound) && h.unreadUpload(w, r, s, id) {
 			return
 		}
+		if to, ok := mergedInto(err); ok {
+			h.toMerged(w, r, id, to)
+			return
+		}
 		h.view.render(w, r, statusOf(err), "error", &view{Title: "Paper not found", Me: s.me, Nav: "library", Err: humanError(err)})
 		return
 	}
@@ -192,4 +196,12 @@ func jobQuery(j job) string {
 		return ""
 	}
 	return q("job", itoa(j.ID))
+}
+
+// toMerged sends the browser from a merged-away paper's page (or reader) to the
+// same page of the paper it became, with the same query.
+func (h *handler) toMerged(w http.ResponseWriter, r *http.Request, from, to string) {
+	u := *r.URL
+	u.Path = strings.Replace(u.Path, "/papers/"+from, "/papers/"+url.PathEscape(to), 1)
+	http.Redirect(w, r, u.RequestURI(), http.StatusMovedPermanently)
 }

@@ -197,6 +197,10 @@ func (h *handler) readerPage(w http.ResponseWriter, r *http.Request, s *session,
 			h.toSignIn(w, r)
 			return
 		}
+		if to, ok := mergedInto(err); ok {
+			h.toMerged(w, r, id, to)
+			return
+		}
 		h.view.render(w, r, statusOf(err), "error", &view{Title: "Paper not found", Me: s.me, Nav: "library", Err: humanError(err)})
 		return
 	}

@@ -206,4 +206,20 @@ func TestReaderPage(t *testing.T) {
 	p = bob.get(link)
 	require.Equal(t, http.StatusNotFound, p.status)
 	require.NotContains(t, p.body, "spent less time reviewing")
+
+	// A duplicate merged into Ada's paper (papers.MergeTx records where it went):
+	// Ada's old links reach the same page of the survivor; for Bob the old id is as
+	// missing as before.
+	merged := uuid.NewString()
+	_, err = s.pool.Exec(context.Background(), `INSERT INTO paper_redirects (from_id, to_id) VALUES ($1, $2)`, merged, paperID)
+	require.NoError(t, err)
+	p = ada.get("/papers/" + merged + "/read?page=3&q=spaced")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	require.Equal(t, "/papers/"+paperID+"/read?page=3&q=spaced", strings.TrimPrefix(p.url, s.dash.URL))
+	p = ada.get("/papers/" + merged)
+	require.Equal(t, "/papers/"+paperID, strings.TrimPrefix(p.url, s.dash.URL))
+	require.Contains(t, p.body, "Spaced Repetition for Readers")
+	p = bob.get("/papers/" + merged)
+	require.Equal(t, http.StatusNotFound, p.status)
+	require.NotContains(t, p.body, paperID)
 }
