@@ -30,11 +30,9 @@ claims otherwise. The question says how many cards at most.`
 // model wrote, and a draft whose answer is not a whole term of its sentence, or
 // is a bare number, is dropped: a cloze never blanks part of a word, and the
 // front with its blanks filled is always the sentence (learning.Draft.Source).
+// When the assigned model cannot be called, fails, or drafts nothing usable, the
+// builtin method drafts instead (withFallback); the fallback is logged.
 func (s *Service) DraftCards(ctx context.Context, title string, passages []learning.Passage, n int) ([]learning.Draft, error) {
-	b, err := s.GW.Resolve(ctx, llmgw.RoleCards)
-	if err != nil {
-		return nil, err
-	}
 	docs := make([]llm.Document, 0, len(passages))
 	total := 0
 	for i, p := range passages {
@@ -44,13 +42,32 @@ func (s *Service) DraftCards(ctx context.Context, title string, passages []learn
 		total += len(p.Text)
 		docs = append(docs, llm.Document{ID: "S" + strconv.Itoa(i+1), Title: title, Page: p.Page, Text: p.Text})
 	}
-	var out llm.CardDrafts
-	if _, err := jsonTask(ctx, b, llm.TaskCards, cardsPrompt, fmt.Sprintf("max_cards=%d", n), docs, &out); err != nil {
+	var drafts []learning.Draft
+	_, _, err := s.withFallback(ctx, llmgw.RoleCards, func(b *llmgw.Binding) error {
+		var out llm.CardDrafts
+		if _, err := jsonTask(ctx, b, llm.TaskCards, cardsPrompt, fmt.Sprintf("max_cards=%d", n), docs, &out); err != nil {
+			return err
+		}
+		drafts = keepDrafts(out.Cards, docs, passages, n)
+		if len(drafts) == 0 && len(docs) > 0 && b.Provider != llmgw.Builtin {
+			// What the model drafted quotes nothing the paper says (or is
+			// nothing): the builtin method does better.
+			return errEmptyWork
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
+	return drafts, nil
+}
+
+// keepDrafts keeps up to n of cards whose quote is found in one of docs, each
+// remade as a whole-word cloze of its sentence and linked to its passage.
+func keepDrafts(cards []llm.CardDraft, docs []llm.Document, passages []learning.Passage, n int) []learning.Draft {
 	index := make([]*quote.Index, len(docs))
 	var drafts []learning.Draft
-	for _, c := range out.Cards {
+	for _, c := range cards {
 		if len(drafts) == n {
 			break
 		}
@@ -72,5 +89,5 @@ func (s *Service) DraftCards(ctx context.Context, title string, passages []learn
 			break
 		}
 	}
-	return drafts, nil
+	return drafts
 }

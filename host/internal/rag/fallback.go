@@ -48,6 +48,8 @@ func fallbackWork(role string) string {
 		return "This summary comes"
 	case llmgw.RoleExtract:
 		return "These items come"
+	case llmgw.RoleCards:
+		return "These card drafts come"
 	}
 	return "This answer comes"
 }

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/ingest"
+	"github.com/lectern-research/lectern/host/internal/learning"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
@@ -30,7 +32,7 @@ func (unreachable) Chat(context.Context, *llm.ChatRequest, llm.ChatStream) error
 	return &protocol.Error{Code: protocol.CodeUnavailable, Message: "Post \"https://api.openai.com/v1/chat/completions\": dial tcp: lookup api.openai.com on 10.255.255.53:53: no such host"}
 }
 
-// setupAssigned is setup with the answer, summarize and extract roles assigned to
+// setupAssigned is setup with the answer, summarize, extract and cards roles assigned to
 // OpenAI's gpt-4o-mini, through a gateway at gatewayURL when it is not empty; every
 // call of the model fails as an unreachable provider's does.
 func setupAssigned(t *testing.T, gatewayURL string) *bundle {
@@ -53,7 +55,7 @@ func setupModel(t *testing.T, gatewayURL string, model llm.Provider) *bundle {
 			return nil, llmgw.ErrUnavailable
 		},
 		Logger: slog.New(slog.DiscardHandler)})
-	for _, role := range []string{llmgw.RoleAnswer, llmgw.RoleSummarize, llmgw.RoleExtract} {
+	for _, role := range []string{llmgw.RoleAnswer, llmgw.RoleSummarize, llmgw.RoleExtract, llmgw.RoleCards} {
 		v, err := json.Marshal(llmgw.Assignment{Role: role, Provider: "openai", Model: "gpt-4o-mini"})
 		require.NoError(t, err)
 		_, err = settings.PutSystem(context.Background(), "llm.roles."+role, v)
@@ -228,6 +230,35 @@ func TestUnusableModelOutputFallsBack(t *testing.T) {
 			require.NoError(t, err)
 			require.NotNil(t, sum.Fallback)
 			require.Equal(t, "summarize", sum.Fallback.Role)
+		})
+	}
+}
+
+// Card drafts fall back like the other roles: a model that cannot be reached, or
+// one whose drafts quote nothing the paper says, leaves the builtin method's
+// drafts, each quoting its passage.
+func TestCardDraftsFallBackWhenTheAssignedModelFails(t *testing.T) {
+	t.Parallel()
+	passages := []learning.Passage{{ChunkID: uuid.New(), Page: 2, Text: "Reciprocal rank fusion combines several ranked lists " +
+		"into one ranking without any training data. Each document scores the sum of one over sixty plus its rank in every list. " +
+		"The constant sixty dampens the influence of documents that only one of the lists ranks highly."}}
+	made, err := json.Marshal(llm.CardDrafts{Cards: []llm.CardDraft{{Front: "It was invented in ____.", Back: "1987",
+		Quote: "Reciprocal rank fusion was first described at a conference in 1987."}}})
+	require.NoError(t, err)
+	for name, model := range map[string]llm.Provider{
+		"unreachable":     unreachable{extractive.New(nil)},
+		"quoting nothing": canned{pieces: []string{string(made)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupModel(t, "http://llm-gateway.internal:4000", model)
+			drafts, err := b.svc.DraftCards(context.Background(), "Fusion", passages, 3)
+			require.NoError(t, err)
+			require.NotEmpty(t, drafts, "the builtin method drafted in the model's place")
+			for _, d := range drafts {
+				require.Equal(t, passages[0].ChunkID, d.ChunkID)
+				require.Contains(t, passages[0].Text, d.Source)
+			}
 		})
 	}
 }
