@@ -48,7 +48,7 @@ type Example struct {
 // Model is a trained classifier.
 type Model struct {
 	// Features names the weights, in order.
-	Features []string `json:"features"`
+	Features []string  `json:"features"`
 	Weights  []float64 `json:"weights"`
 	Bias     float64   `json:"bias"`
 	// Samples is how many examples the model was fitted on; Positives and
