@@ -114,6 +114,14 @@ type Params struct {
 	Query   string
 	Sources []string // empty: every healthy source
 	Limit   int
+	// Filters and Sort are passed to every source as they are.
+	Filters source.Filters
+	Sort    source.Sort
+	// Instance stores the results as instance-level discoveries (discovered_by
+	// NULL, SPEC ownership rule 3): Pulse's nightly discovery, which puts a paper
+	// in no one's library and credits no one with it. Source health is still
+	// the caller's.
+	Instance bool
 }
 
 // ErrNoSources means no paper source is configured and running.
@@ -191,7 +199,11 @@ func (s *Service) Search(ctx context.Context, userID uuid.UUID, p Params) (Respo
 	if len(merged) > p.Limit {
 		merged = merged[:p.Limit]
 	}
-	results, err := s.store(ctx, userID, merged)
+	var discoveredBy *uuid.UUID
+	if !p.Instance {
+		discoveredBy = &userID
+	}
+	results, err := s.store(ctx, userID, discoveredBy, merged)
 	if herr := <-healthErr; herr != nil {
 		return resp, herr
 	}
@@ -213,7 +225,8 @@ func (s *Service) fanOut(ctx context.Context, ask []Named, p Params) []outcome {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			page, err := n.Searcher.Search(ctx, &source.SearchRequest{Query: p.Query, PageSize: min(p.Limit, source.MaxPageSize)})
+			page, err := n.Searcher.Search(ctx, &source.SearchRequest{Query: p.Query, Filters: p.Filters, Sort: p.Sort,
+				PageSize: min(p.Limit, source.MaxPageSize)})
 			o := outcome{report: SourceReport{Name: n.Name, DurationMS: time.Since(start).Milliseconds()}, err: err}
 			var perr *protocol.Error
 			switch {

@@ -23,6 +23,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // fake is a source answering from a fixed list, or failing, or hanging.
 type fake struct {
 	papers []paper.Paper
+	last   atomic.Pointer[source.SearchRequest]
 	err    error
 	hang   bool
 	delay  time.Duration
@@ -32,6 +33,7 @@ type fake struct {
 
 func (f *fake) Search(ctx context.Context, req *source.SearchRequest) (*source.Page, error) {
 	f.calls.Add(1)
+	f.last.Store(req)
 	start := time.Now()
 	defer func() { f.took.Store(int64(time.Since(start))) }()
 	if f.hang {
@@ -332,4 +334,31 @@ func TestResolveAnswersInTimeWhenTheSourcesHang(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT failures, last_status FROM pulse_source_health WHERE user_id = $1 AND source = 'stuck'`, user).Scan(&failures, &status))
 	require.Equal(t, 1, failures)
 	require.Equal(t, "timeout", status)
+}
+
+// Pulse's discovery: the filters and order reach the sources as they are, and the
+// results are instance-level discoveries, in nobody's library and credited to
+// nobody, while the source health is still the caller's.
+func TestInstanceDiscoveryCreditsNobody(t *testing.T) {
+	t.Parallel()
+	b := setup(t, map[string]*fake{"alpha": {papers: []paper.Paper{transformerSurvey}}})
+	ctx := context.Background()
+	from := paper.Date{Year: 2026, Month: 11, Day: 20, Precision: paper.PrecisionDay}
+	resp, err := b.svc.Search(ctx, b.user, Params{Query: "transformers", Instance: true, Sort: source.SortNewest,
+		Filters: source.Filters{From: from, Categories: []string{"cs.CL"}}})
+	require.NoError(t, err)
+	require.Len(t, resp.Results, 1)
+	req := b.srcs["alpha"].last.Load()
+	require.Equal(t, source.SortNewest, req.Sort)
+	require.Equal(t, from, req.Filters.From)
+	require.Equal(t, []string{"cs.CL"}, req.Filters.Categories)
+	var by *uuid.UUID
+	var inLibrary bool
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT discovered_by, EXISTS (SELECT 1 FROM user_library WHERE paper_id = p.id)
+		FROM papers p WHERE id = $1`, resp.Results[0].ID).Scan(&by, &inLibrary))
+	require.Nil(t, by)
+	require.False(t, inLibrary)
+	var ok int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT successes FROM pulse_source_health WHERE user_id = $1 AND source = 'alpha'`, b.user).Scan(&ok))
+	require.Equal(t, 1, ok)
 }

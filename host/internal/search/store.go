@@ -12,9 +12,9 @@ import (
 	"github.com/lectern-research/lectern/sdk/paper"
 )
 
-// store upserts the merged papers into the corpus in one transaction and answers
-// them as the caller sees them.
-func (s *Service) store(ctx context.Context, userID uuid.UUID, merged []*mergedPaper) ([]Result, error) {
+// store upserts the merged papers into the corpus in one transaction, discovered
+// by discoveredBy (nil: the instance), and answers them as userID sees them.
+func (s *Service) store(ctx context.Context, userID uuid.UUID, discoveredBy *uuid.UUID, merged []*mergedPaper) ([]Result, error) {
 	ins := make([]papers.Input, len(merged))
 	for i, m := range merged {
 		ins[i] = Input(m.p, m.sources[0])
@@ -22,7 +22,7 @@ func (s *Service) store(ctx context.Context, userID uuid.UUID, merged []*mergedP
 	var ids []uuid.UUID
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		ids, err = papers.UpsertManyTx(ctx, tx, ins, &userID)
+		ids, err = papers.UpsertManyTx(ctx, tx, ins, discoveredBy)
 		return err
 	})
 	if err != nil {
