@@ -321,43 +321,7 @@ var States = []string{"inbox", "to_read", "reading", "done", "trash"}
 // trash remembers the state it came from; moving out of trash forgets it; done sets
 // read_at.
 func (st *Store) SetState(ctx context.Context, userID, paperID uuid.UUID, patch StatePatch) (Item, error) {
-	err := pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error {
-		var visible bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM papers p WHERE p.id = $2 AND `+visiblePredicate+`)`,
-			userID, paperID).Scan(&visible); err != nil {
-			return err
-		}
-		if !visible {
-			return ErrNotFound
-		}
-		var rating any
-		if patch.Rating != nil {
-			rating = *patch.Rating
-		}
-		_, err := tx.Exec(ctx, `
-			INSERT INTO paper_user_state (user_id, paper_id) VALUES ($1, $2)
-			ON CONFLICT (user_id, paper_id) DO NOTHING`, userID, paperID)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `
-			UPDATE paper_user_state SET
-			  state_before_trash = CASE
-			      WHEN $3::text = 'trash' AND state <> 'trash' THEN state
-			      WHEN $3::text IS NOT NULL AND $3::text <> 'trash' THEN NULL
-			      ELSE state_before_trash END,
-			  state_changed_at = CASE WHEN $3::text IS NOT NULL AND $3::text <> state THEN now() ELSE state_changed_at END,
-			  read_at = CASE WHEN $3::text = 'done' AND read_at IS NULL THEN now() ELSE read_at END,
-			  state = coalesce($3::text, state),
-			  starred = coalesce($4, starred),
-			  rating = CASE WHEN $6 THEN NULL ELSE coalesce($5::smallint, rating) END,
-			  flagged = coalesce($7, flagged),
-			  notes = coalesce($8, notes),
-			  updated_at = now()
-			WHERE user_id = $1 AND paper_id = $2`,
-			userID, paperID, patch.State, patch.Starred, rating, patch.ClearRating, patch.Flagged, patch.Notes)
-		return err
-	})
+	err := pgx.BeginFunc(ctx, st.pool, func(tx pgx.Tx) error { return SetStateTx(ctx, tx, userID, paperID, patch) })
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return Item{}, err
@@ -365,6 +329,46 @@ func (st *Store) SetState(ctx context.Context, userID, paperID uuid.UUID, patch 
 		return Item{}, fmt.Errorf("papers: set state: %w", err)
 	}
 	return st.Get(ctx, userID, paperID)
+}
+
+// SetStateTx is SetState in the caller's transaction, without reading the paper
+// back: ErrNotFound for a paper the user may not see.
+func SetStateTx(ctx context.Context, tx Querier, userID, paperID uuid.UUID, patch StatePatch) error {
+	var visible bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM papers p WHERE p.id = $2 AND `+visiblePredicate+`)`,
+		userID, paperID).Scan(&visible); err != nil {
+		return err
+	}
+	if !visible {
+		return ErrNotFound
+	}
+	var rating any
+	if patch.Rating != nil {
+		rating = *patch.Rating
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO paper_user_state (user_id, paper_id) VALUES ($1, $2)
+		ON CONFLICT (user_id, paper_id) DO NOTHING`, userID, paperID)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `
+		UPDATE paper_user_state SET
+		  state_before_trash = CASE
+		      WHEN $3::text = 'trash' AND state <> 'trash' THEN state
+		      WHEN $3::text IS NOT NULL AND $3::text <> 'trash' THEN NULL
+		      ELSE state_before_trash END,
+		  state_changed_at = CASE WHEN $3::text IS NOT NULL AND $3::text <> state THEN now() ELSE state_changed_at END,
+		  read_at = CASE WHEN $3::text = 'done' AND read_at IS NULL THEN now() ELSE read_at END,
+		  state = coalesce($3::text, state),
+		  starred = coalesce($4, starred),
+		  rating = CASE WHEN $6 THEN NULL ELSE coalesce($5::smallint, rating) END,
+		  flagged = coalesce($7, flagged),
+		  notes = coalesce($8, notes),
+		  updated_at = now()
+		WHERE user_id = $1 AND paper_id = $2`,
+		userID, paperID, patch.State, patch.Starred, rating, patch.ClearRating, patch.Flagged, patch.Notes)
+	return err
 }
 
 // AddToLibraryTx puts a paper the user may see into their library, in the caller's

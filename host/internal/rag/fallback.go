@@ -50,6 +50,8 @@ func fallbackWork(role string) string {
 		return "These items come"
 	case llmgw.RoleCards:
 		return "These card drafts come"
+	case llmgw.RoleRelevance:
+		return "This judgement comes"
 	}
 	return "This answer comes"
 }

@@ -32,7 +32,7 @@ func (unreachable) Chat(context.Context, *llm.ChatRequest, llm.ChatStream) error
 	return &protocol.Error{Code: protocol.CodeUnavailable, Message: "Post \"https://api.openai.com/v1/chat/completions\": dial tcp: lookup api.openai.com on 10.255.255.53:53: no such host"}
 }
 
-// setupAssigned is setup with the answer, summarize, extract and cards roles assigned to
+// setupAssigned is setup with the answer, summarize, extract, cards and relevance roles assigned to
 // OpenAI's gpt-4o-mini, through a gateway at gatewayURL when it is not empty; every
 // call of the model fails as an unreachable provider's does.
 func setupAssigned(t *testing.T, gatewayURL string) *bundle {
@@ -55,7 +55,7 @@ func setupModel(t *testing.T, gatewayURL string, model llm.Provider) *bundle {
 			return nil, llmgw.ErrUnavailable
 		},
 		Logger: slog.New(slog.DiscardHandler)})
-	for _, role := range []string{llmgw.RoleAnswer, llmgw.RoleSummarize, llmgw.RoleExtract, llmgw.RoleCards} {
+	for _, role := range []string{llmgw.RoleAnswer, llmgw.RoleSummarize, llmgw.RoleExtract, llmgw.RoleCards, llmgw.RoleRelevance} {
 		v, err := json.Marshal(llmgw.Assignment{Role: role, Provider: "openai", Model: "gpt-4o-mini"})
 		require.NoError(t, err)
 		_, err = settings.PutSystem(context.Background(), "llm.roles."+role, v)
@@ -261,4 +261,23 @@ func TestCardDraftsFallBackWhenTheAssignedModelFails(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Pulse's relevance judgement falls back like the other roles, and the builtin
+// judgement tells a paper on the reader's interests from one that is not.
+func TestRelevanceFallsBackAndTellsPapersApart(t *testing.T) {
+	t.Parallel()
+	b := setupAssigned(t, "http://llm-gateway.internal:4000")
+	ctx := context.Background()
+	interests := "rank fusion for hybrid retrieval: combining lexical and dense rankings"
+	on, err := b.svc.JudgeRelevance(ctx, interests, "Reciprocal rank fusion outperforms Condorcet and individual rank learning methods",
+		"We show that reciprocal rank fusion, a simple method for combining the document rankings of several retrieval systems, "+
+			"outperforms Condorcet fusion and learning to rank for hybrid lexical and dense retrieval.")
+	require.NoError(t, err)
+	off, err := b.svc.JudgeRelevance(ctx, interests, "Seasonal migration of Arctic terns",
+		"We tracked forty terns with geolocators across three breeding seasons and describe their stopover sites.")
+	require.NoError(t, err)
+	require.Greater(t, on.Relevance, off.Relevance)
+	require.GreaterOrEqual(t, off.Relevance, 1)
+	require.LessOrEqual(t, on.Relevance, 10)
 }

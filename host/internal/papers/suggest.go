@@ -1,0 +1,153 @@
+package papers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// What Pulse and the recommender read from and write to the corpus: the texts of a
+// user's library (their profile), which candidates may be suggested to them (the
+// canonical exclusion), and their thumbs (recommendation_feedback).
+
+// ProfilePaper is a paper that says what a user reads: in their library, or one
+// they gave feedback on.
+type ProfilePaper struct {
+	ID       uuid.UUID
+	Title    string
+	Abstract string
+	Authors  []Author
+	Starred  bool
+	// At is when it entered the library, or (for a candidate) the corpus.
+	At time.Time
+	// Published is its publication date; nil when unknown. Only Suggestable
+	// fills it.
+	Published *time.Time
+}
+
+// LibraryProfile returns the newest limit papers of userID's library that are not
+// trashed, newest first, with their titles, abstracts and authors.
+func (st *Store) LibraryProfile(ctx context.Context, userID uuid.UUID, limit int) ([]ProfilePaper, error) {
+	rows, err := st.pool.Query(ctx, `
+		SELECT p.id, p.title, coalesce(p.abstract, ''), p.authors, coalesce(s.starred, false), ul.added_at
+		  FROM user_library ul
+		  JOIN papers p ON p.id = ul.paper_id
+		  LEFT JOIN paper_user_state s ON s.user_id = ul.user_id AND s.paper_id = ul.paper_id
+		 WHERE ul.user_id = $1 AND `+stateExpr+` <> 'trash'
+		 ORDER BY ul.added_at DESC, p.id
+		 LIMIT $2`, userID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("papers: library profile: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ProfilePaper, error) {
+		var p ProfilePaper
+		err := r.Scan(&p.ID, &p.Title, &p.Abstract, &p.Authors, &p.Starred, &p.At)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("papers: library profile: %w", err)
+	}
+	return out, nil
+}
+
+// Suggestable returns the papers of ids that may be suggested to userID, each
+// once: visible to them, not in their library, and not excluded by the canonical
+// exclusion (ExclusionPredicate: trashed, done, or turned down in the last 60
+// days).
+func (st *Store) Suggestable(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]ProfilePaper, error) {
+	rows, err := st.pool.Query(ctx, `
+		SELECT p.id, p.title, coalesce(p.abstract, ''), p.authors, false, p.discovered_at, p.publication_date
+		  FROM papers p
+		  LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id
+		 WHERE p.id = ANY($2) AND `+visiblePredicate+` AND `+ExclusionPredicate+`
+		   AND NOT EXISTS (SELECT 1 FROM user_library l WHERE l.user_id = $1 AND l.paper_id = p.id)`, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("papers: suggestable: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ProfilePaper, error) {
+		var p ProfilePaper
+		err := r.Scan(&p.ID, &p.Title, &p.Abstract, &p.Authors, &p.Starred, &p.At, &p.Published)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("papers: suggestable: %w", err)
+	}
+	return out, nil
+}
+
+// ProfileOf returns the texts of the papers of ids that userID may see (the papers
+// they gave feedback on, say), in no particular order.
+func (st *Store) ProfileOf(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]ProfilePaper, error) {
+	rows, err := st.pool.Query(ctx, `
+		SELECT p.id, p.title, coalesce(p.abstract, ''), p.authors, false, p.discovered_at
+		  FROM papers p WHERE p.id = ANY($2) AND `+visiblePredicate, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("papers: profile: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ProfilePaper, error) {
+		var p ProfilePaper
+		err := r.Scan(&p.ID, &p.Title, &p.Abstract, &p.Authors, &p.Starred, &p.At)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("papers: profile: %w", err)
+	}
+	return out, nil
+}
+
+// Feedback is one thumb a user gave a paper.
+type Feedback struct {
+	PaperID  uuid.UUID
+	Positive bool
+	Source   string
+	At       time.Time
+}
+
+// Feedback sources (recommendation_feedback.source).
+const (
+	FeedbackPulse   = "pulse_thumbs"
+	FeedbackFeed    = "feed_thumbs"
+	FeedbackDetail  = "paper_detail_thumbs"
+	FeedbackDismiss = "dismiss_combined"
+)
+
+// FeedbackOf returns userID's newest limit thumbs, newest first.
+func (st *Store) FeedbackOf(ctx context.Context, userID uuid.UUID, limit int) ([]Feedback, error) {
+	rows, err := st.pool.Query(ctx, `
+		SELECT paper_id, signal = 'positive', source, created_at FROM recommendation_feedback
+		 WHERE user_id = $1 ORDER BY created_at DESC, id LIMIT $2`, userID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("papers: feedback: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Feedback, error) {
+		var f Feedback
+		err := r.Scan(&f.PaperID, &f.Positive, &f.Source, &f.At)
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("papers: feedback: %w", err)
+	}
+	return out, nil
+}
+
+// GiveFeedbackTx records userID's thumb on a paper from source, in the caller's
+// transaction; a second thumb from the same source replaces the first.
+func GiveFeedbackTx(ctx context.Context, q Querier, userID, paperID uuid.UUID, positive bool, source, reason string) error {
+	signal := "negative"
+	if positive {
+		signal = "positive"
+	}
+	_, err := q.Exec(ctx, `
+		INSERT INTO recommendation_feedback (user_id, paper_id, signal, source, reason)
+		VALUES ($1, $2, $3, $4, nullif($5, ''))
+		ON CONFLICT (user_id, paper_id, source) DO UPDATE
+		   SET signal = EXCLUDED.signal, reason = EXCLUDED.reason, created_at = now()`,
+		userID, paperID, signal, source, reason)
+	if err != nil {
+		return fmt.Errorf("papers: feedback: %w", err)
+	}
+	return nil
+}
