@@ -203,6 +203,8 @@ type Deck struct {
 	// the past 7 days.
 	Stale        bool `json:"is_stale"`
 	StaleAgeDays int  `json:"stale_age_days,omitempty"`
+	// StaleDiagnostics are the stats of today's run when it found nothing.
+	StaleDiagnostics *Stats `json:"stale_diagnostics,omitempty"`
 }
 
 // Stats say how a run went (REFERENCE §4, deck statistics).
@@ -287,7 +289,7 @@ func (s *Store) Today(ctx context.Context, userID uuid.UUID, date string) (Deck,
 		  FROM pulse_decks
 		 WHERE user_id = $1 AND deck_date <= $2::date AND deck_date > $2::date - $3::int
 		   AND (deck_date = $2::date OR card_count > 0)
-		 ORDER BY (deck_date = $2::date AND card_count > 0) DESC, deck_date DESC
+		 ORDER BY card_count > 0 DESC, deck_date DESC
 		 LIMIT 1`, userID, date, staleWindow).Scan(&d.ID, &d.Date, &d.GeneratedAt, &stats, &degraded, &age)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Deck{}, ErrNotFound
@@ -319,6 +321,19 @@ func (s *Store) Today(ctx context.Context, userID uuid.UUID, date string) (Deck,
 	}
 	if len(d.Cards) > 0 && age > 0 {
 		d.Stale, d.StaleAgeDays = true, age
+		// What tonight's run found (or why it found nothing) goes with it.
+		var tonight []byte
+		err := s.pool.QueryRow(ctx, `SELECT stats FROM pulse_decks WHERE user_id = $1 AND deck_date = $2::date`,
+			userID, date).Scan(&tonight)
+		switch {
+		case err == nil:
+			var st Stats
+			if json.Unmarshal(tonight, &st) == nil {
+				d.StaleDiagnostics = &st
+			}
+		case !errors.Is(err, pgx.ErrNoRows):
+			return Deck{}, fmt.Errorf("pulse: today: %w", err)
+		}
 	}
 	if d.Cards == nil {
 		d.Cards = []Card{}
