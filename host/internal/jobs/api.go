@@ -136,18 +136,18 @@ func (a *API) Create(w http.ResponseWriter, r *http.Request) {
 		httpx.Err(w, r, err)
 		return
 	}
-	opts, err := a.rt.insertOpts(k.name, caller.UserID)
+	row, err := a.rt.insert(r.Context(), caller.UserID, args)
+	if errors.Is(err, ErrAlreadyActive) {
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "job_already_active",
+			Detail: fmt.Sprintf("A %s job of yours is already queued or running; wait for it to finish.", k.name)})
+		return
+	}
 	if err != nil {
 		httpx.Err(w, r, err)
 		return
 	}
-	res, err := a.rt.client.Insert(r.Context(), args, opts)
-	if err != nil {
-		httpx.Err(w, r, fmt.Errorf("jobs: enqueue %s: %w", k.name, err))
-		return
-	}
-	w.Header().Set("Location", "/api/jobs/"+strconv.FormatInt(res.Job.ID, 10))
-	httpx.JSON(w, http.StatusAccepted, newEnvelope(res.Job, nil))
+	w.Header().Set("Location", "/api/jobs/"+strconv.FormatInt(row.ID, 10))
+	httpx.JSON(w, http.StatusAccepted, newEnvelope(row, nil))
 }
 
 // Get answers the envelope of one job.

@@ -264,13 +264,16 @@ type testKinds struct {
 	// heldStarted receives the id of each held job once it runs. The held
 	// queue has one worker, so while a held job runs the next one stays queued.
 	heldStarted chan int64
+	// soloStarted receives the id of each solo job once it runs.
+	soloStarted chan int64
 
 	mu       sync.Mutex
 	failures []jobs.FailureEvent
 }
 
 func newTestKinds() *testKinds {
-	return &testKinds{progressGate: make(chan struct{}), blockStarted: make(chan int64, 10), heldStarted: make(chan int64, 10)}
+	return &testKinds{progressGate: make(chan struct{}), blockStarted: make(chan int64, 10), heldStarted: make(chan int64, 10),
+		soloStarted: make(chan int64, 10)}
 }
 
 func (k *testKinds) register(t testing.TB, reg *jobs.Registry) {
@@ -289,6 +292,8 @@ func (k *testKinds) register(t testing.TB, reg *jobs.Registry) {
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[adminArgs]{
 		Worker:    river.WorkFunc(func(context.Context, *river.Job[adminArgs]) error { return nil }),
 		Enqueuers: jobs.EnqueueAdmin}))
+	require.NoError(t, jobs.Register(reg, jobs.KindSpec[soloArgs]{
+		Worker: &blocker[soloArgs]{started: k.soloStarted}, Enqueuers: jobs.EnqueueUser, OnePerOwner: true}))
 	require.NoError(t, jobs.Register(reg, jobs.KindSpec[internalArgs]{
 		Worker: river.WorkFunc(func(context.Context, *river.Job[internalArgs]) error { return nil })}))
 }
@@ -349,6 +354,11 @@ func (w *blocker[T]) Work(ctx context.Context, job *river.Job[T]) error {
 const heldQueue = "held"
 
 type heldArgs struct{}
+
+// soloArgs is a kind of which each owner may have one at a time.
+type soloArgs struct{}
+
+func (soloArgs) Kind() string { return "test.solo" }
 
 func (heldArgs) Kind() string { return "test.held" }
 

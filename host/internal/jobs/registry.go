@@ -77,6 +77,10 @@ type KindSpec[T river.JobArgs] struct {
 	// Enqueuers says who may enqueue the kind through POST /api/jobs. Zero keeps
 	// the kind internal.
 	Enqueuers Enqueuer
+	// OnePerOwner allows one job of the kind per owner at a time: enqueuing
+	// another while one is queued or running is ErrAlreadyActive (409 through
+	// the API). For work like a user's nightly run that must never overlap.
+	OnePerOwner bool
 }
 
 // ArgsValidator is implemented by job args that check their values before the job
@@ -120,6 +124,7 @@ type kind struct {
 	maxAttempts int
 	timeout     time.Duration
 	enqueuers   Enqueuer
+	onePerOwner bool
 	// decodeFunc reads API args into the kind's args type and validates them.
 	decodeFunc func(raw json.RawMessage) (river.JobArgs, error)
 	// installFunc adds the kind's worker, wrapped by the envelope layer, to workers.
@@ -157,6 +162,7 @@ func Register[T river.JobArgs](reg *Registry, spec KindSpec[T]) error {
 		maxAttempts: spec.MaxAttempts,
 		timeout:     spec.Timeout,
 		enqueuers:   spec.Enqueuers,
+		onePerOwner: spec.OnePerOwner,
 		decodeFunc:  decodeArgs[T],
 		installFunc: func(workers *river.Workers, rt *runtime) error {
 			return river.AddWorkerSafely(workers, river.Worker[T](&envelopeWorker[T]{inner: spec.Worker, kind: name, rt: rt}))

@@ -40,6 +40,10 @@ const (
 // not see; the API answers 404 for both.
 var ErrNotFound = errors.New("jobs: job not found")
 
+// ErrAlreadyActive is returned when enqueuing a OnePerOwner kind while the owner
+// has one queued or running.
+var ErrAlreadyActive = errors.New("jobs: a job of this kind is already queued or running")
+
 // ErrUnknownKind is returned when enqueuing a kind no one registered.
 var ErrUnknownKind = errors.New("jobs: unknown job kind")
 
@@ -280,29 +284,78 @@ func (s *Service) Kinds() []string { return s.rt.reg.Kinds() }
 // Enqueue inserts a job for owner (uuid.Nil for a system job with no owner) with
 // its kind's queue and attempts, and returns its envelope.
 func (s *Service) Enqueue(ctx context.Context, owner uuid.UUID, args river.JobArgs) (*Envelope, error) {
-	opts, err := s.rt.insertOpts(args.Kind(), owner)
+	row, err := s.rt.insert(ctx, owner, args)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.rt.client.Insert(ctx, args, opts)
-	if err != nil {
-		return nil, fmt.Errorf("jobs: enqueue %s: %w", args.Kind(), err)
-	}
-	return newEnvelope(res.Job, nil), nil
+	return newEnvelope(row, nil), nil
 }
 
 // EnqueueTx is Enqueue inside the caller's transaction: the job exists only if
 // tx commits, together with the domain write that asked for it.
 func (s *Service) EnqueueTx(ctx context.Context, tx pgx.Tx, owner uuid.UUID, args river.JobArgs) (*Envelope, error) {
-	opts, err := s.rt.insertOpts(args.Kind(), owner)
+	row, err := s.rt.insertTx(ctx, tx, owner, args)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.rt.client.InsertTx(ctx, tx, args, opts)
+	return newEnvelope(row, nil), nil
+}
+
+// insert inserts a job of args for owner; a OnePerOwner kind in its own
+// transaction, so that its check and its insert are one step.
+func (rt *runtime) insert(ctx context.Context, owner uuid.UUID, args river.JobArgs) (*rivertype.JobRow, error) {
+	k, ok := rt.reg.lookup(args.Kind())
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownKind, args.Kind())
+	}
+	if !k.onePerOwner {
+		opts, err := rt.insertOpts(args.Kind(), owner)
+		if err != nil {
+			return nil, err
+		}
+		res, err := rt.client.Insert(ctx, args, opts)
+		if err != nil {
+			return nil, fmt.Errorf("jobs: enqueue %s: %w", args.Kind(), err)
+		}
+		return res.Job, nil
+	}
+	var row *rivertype.JobRow
+	err := pgx.BeginFunc(ctx, rt.pool, func(tx pgx.Tx) error {
+		var err error
+		row, err = rt.insertTx(ctx, tx, owner, args)
+		return err
+	})
+	return row, err
+}
+
+// insertTx inserts a job of args for owner in tx. For a OnePerOwner kind it first
+// takes a transaction lock on (kind, owner) and refuses when the owner has a job
+// of the kind that is not finished.
+func (rt *runtime) insertTx(ctx context.Context, tx pgx.Tx, owner uuid.UUID, args river.JobArgs) (*rivertype.JobRow, error) {
+	opts, err := rt.insertOpts(args.Kind(), owner)
+	if err != nil {
+		return nil, err
+	}
+	if k, _ := rt.reg.lookup(args.Kind()); k.onePerOwner {
+		var active bool
+		err := tx.QueryRow(ctx, `
+			WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended('lectern.job.' || $1 || '.' || $2::text, 0)))
+			SELECT EXISTS (SELECT 1 FROM lock, river_job
+			                WHERE kind = $1 AND metadata @> $3::jsonb
+			                  AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled'))`,
+			args.Kind(), owner, string(ownerMetadata(owner))).Scan(&active)
+		if err != nil {
+			return nil, fmt.Errorf("jobs: enqueue %s: %w", args.Kind(), err)
+		}
+		if active {
+			return nil, ErrAlreadyActive
+		}
+	}
+	res, err := rt.client.InsertTx(ctx, tx, args, opts)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: enqueue %s: %w", args.Kind(), err)
 	}
-	return newEnvelope(res.Job, nil), nil
+	return res.Job, nil
 }
 
 // insertOpts are the options a job of kind for owner is inserted with.
