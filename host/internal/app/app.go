@@ -186,7 +186,7 @@ func (a *App) build(ctx context.Context, o Options) error {
 	}
 	a.Search = search.New(o.Pool, sources)
 	a.Enrich = &enrich.Service{Pool: o.Pool, Search: a.Search, Logger: o.Logger, PDFs: a.PDFs, Vectors: a.Vectors}
-	if a.Jobs, err = a.newQueue(ctx, o.QueueFunc); err != nil {
+	if a.Jobs, err = a.newQueue(ctx, o.QueueFunc, o.Now); err != nil {
 		return err
 	}
 	// Reading a PDF enqueues its check against the sources in the same transaction.
@@ -271,7 +271,7 @@ func (a *App) startPlugins(ctx context.Context, set PluginSet) (*pluginhost.Host
 // newQueue is the job queue with the kinds of every area, whose workers use the
 // App's services: ingest.pdf and embeddings.reembed write to the App's vector
 // store, the learning and RAG kinds draft through its RAG service.
-func (a *App) newQueue(ctx context.Context, adjust func(*jobs.Config) error) (*jobs.Service, error) {
+func (a *App) newQueue(ctx context.Context, adjust func(*jobs.Config) error, now func() time.Time) (*jobs.Service, error) {
 	reg := jobs.NewRegistry()
 	if err := ingest.RegisterJobs(reg, a.Ingest); err != nil {
 		return nil, err
@@ -280,6 +280,9 @@ func (a *App) newQueue(ctx context.Context, adjust func(*jobs.Config) error) (*j
 		return nil, err
 	}
 	if err := enrich.RegisterJobs(reg, &enrich.Worker{Service: a.Enrich}); err != nil {
+		return nil, err
+	}
+	if err := a.registerPulse(reg, now); err != nil {
 		return nil, err
 	}
 	cfg := jobs.Config{Pool: a.Pool, Logger: a.Logger, Registry: reg,

@@ -236,7 +236,7 @@ func TestDueDeliveriesFallsBackToUTC(t *testing.T) {
 	users := []userZone{{ID: good, Timezone: "Asia/Tokyo"}, {ID: bad, Timezone: "Mars/Olympus_Mons"}}
 	schedules := []UserDaily{{Name: "briefing", Hour: 7, Minute: 30}}
 	var badZones []string
-	due := dueDeliveries(now, users, schedules, userScheduleGrace, func(_ uuid.UUID, zone string) {
+	due := dueDeliveries(now, users, schedules, nil, userScheduleGrace, func(_ uuid.UUID, zone string) {
 		badZones = append(badZones, zone)
 	})
 	require.Equal(t, []string{"Mars/Olympus_Mons"}, badZones)

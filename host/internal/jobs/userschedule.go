@@ -33,6 +33,21 @@ type UserDaily struct {
 	// which makes each delivery happen once however often the schedule is checked.
 	// The job is owned by the user.
 	ArgsFunc func(userID uuid.UUID, localDate string) river.JobArgs
+	// Times, when set, gives the users who chose their own local time of day
+	// for this schedule (read once per check); the others get Hour and Minute.
+	Times func(ctx context.Context) (map[uuid.UUID]TimeOfDay, error)
+}
+
+// TimeOfDay is a local time of day.
+type TimeOfDay struct{ Hour, Minute int }
+
+// at is s at the time of day tod.
+func (s UserDaily) at(tod TimeOfDay) UserDaily {
+	if tod.Hour < 0 || tod.Hour > 23 || tod.Minute < 0 || tod.Minute > 59 {
+		return s
+	}
+	s.Hour, s.Minute = tod.Hour, tod.Minute
+	return s
 }
 
 // ScheduleUserDaily adds a per-user daily schedule. Register the kind its
@@ -86,7 +101,7 @@ type delivery struct {
 
 // dueDeliveries lists the runs of schedules due at now for users. A user whose
 // timezone does not load follows UTC; badZone is told about it.
-func dueDeliveries(now time.Time, users []userZone, schedules []UserDaily, grace time.Duration,
+func dueDeliveries(now time.Time, users []userZone, schedules []UserDaily, times []map[uuid.UUID]TimeOfDay, grace time.Duration,
 	badZone func(user uuid.UUID, zone string)) []delivery {
 	zones := map[string]*time.Location{}
 	var out []delivery
@@ -104,7 +119,13 @@ func dueDeliveries(now time.Time, users []userZone, schedules []UserDaily, grace
 			zones[u.Timezone] = loc
 		}
 		for i := range schedules {
-			if date, due := schedules[i].dueDate(now, loc, grace); due {
+			s := schedules[i]
+			if i < len(times) {
+				if tod, ok := times[i][u.ID]; ok {
+					s = s.at(tod)
+				}
+			}
+			if date, due := s.dueDate(now, loc, grace); due {
 				out = append(out, delivery{schedule: &schedules[i], user: u.ID, localDate: date})
 			}
 		}
@@ -132,7 +153,17 @@ func (w *userScheduleWorker) Work(ctx context.Context, job *river.Job[UserSchedu
 	if err != nil {
 		return err
 	}
-	due := dueDeliveries(time.Now(), users, w.rt.reg.schedules, userScheduleGrace, func(user uuid.UUID, zone string) {
+	times := make([]map[uuid.UUID]TimeOfDay, len(w.rt.reg.schedules))
+	for i, s := range w.rt.reg.schedules {
+		if s.Times == nil {
+			continue
+		}
+		if times[i], err = s.Times(ctx); err != nil {
+			// Their own times unknown this once, users get the default time.
+			w.rt.log.ErrorContext(ctx, "jobs: read users' times of a schedule", "schedule", s.Name, "error", err)
+		}
+	}
+	due := dueDeliveries(time.Now(), users, w.rt.reg.schedules, times, userScheduleGrace, func(user uuid.UUID, zone string) {
 		w.rt.log.WarnContext(ctx, "jobs: user timezone does not load; using UTC", "user_id", user, "timezone", zone)
 	})
 	params := make([]river.InsertManyParams, 0, len(due))

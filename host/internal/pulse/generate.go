@@ -67,8 +67,9 @@ const (
 	judgeConcurrent = 4
 )
 
-// Run makes and stores the user's deck of today (in loc) and returns it.
-func (g *Generator) Run(ctx context.Context, userID uuid.UUID, loc *time.Location) (Deck, error) {
+// Run makes and stores the user's deck of date (their local calendar day,
+// YYYY-MM-DD) and returns it.
+func (g *Generator) Run(ctx context.Context, userID uuid.UUID, date string) (Deck, error) {
 	now := g.now()
 	start := time.Now()
 	runID, err := g.Store.StartRun(ctx, userID)
@@ -95,7 +96,6 @@ func (g *Generator) Run(ctx context.Context, userID uuid.UUID, loc *time.Locatio
 	}
 	stats.DurationS = time.Since(start).Seconds()
 	stats.CardCount = len(deck)
-	date := now.In(loc).Format(time.DateOnly)
 	if _, err := g.Store.SaveDeck(ctx, userID, date, deck, stats); err != nil {
 		return Deck{}, err
 	}

@@ -123,7 +123,7 @@ func TestTheDeckFollowsWhatTheUserFollows(t *testing.T) {
 	_, err := b.store.FollowAuthor(ctx, b.ann, pulse.Author{Name: "grace hopper"})
 	require.NoError(t, err)
 
-	d, err := b.gen.Run(ctx, b.ann, time.UTC)
+	d, err := b.gen.Run(ctx, b.ann, "2026-11-26")
 	require.NoError(t, err)
 	require.Equal(t, "2026-11-26", d.Date)
 	require.False(t, d.Stale)
@@ -155,7 +155,7 @@ func TestExcludedPapersNeverReachTheDeck(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	_, err := b.gen.Run(ctx, b.ann, time.UTC) // brings the papers into the corpus
+	_, err := b.gen.Run(ctx, b.ann, "2026-11-26") // brings the papers into the corpus
 	require.NoError(t, err)
 	st := papers.New(b.pool)
 	trash, done := "trash", "done"
@@ -177,7 +177,7 @@ func TestExcludedPapersNeverReachTheDeck(t *testing.T) {
 	}))
 	excluded["2611.00003"], excluded["2611.00006"], excluded["2611.00005"] = "in the library", "down-voted", "dismissed"
 
-	d, err := b.gen.Run(ctx, b.ann, time.UTC)
+	d, err := b.gen.Run(ctx, b.ann, "2026-11-26")
 	require.NoError(t, err)
 	for arxiv, why := range excluded {
 		id := b.paperID(t, arxiv)
@@ -190,7 +190,7 @@ func TestExcludedPapersNeverReachTheDeck(t *testing.T) {
 	// A down-vote older than 60 days no longer excludes.
 	_, err = b.pool.Exec(ctx, `UPDATE recommendation_feedback SET created_at = now() - interval '61 days' WHERE source = 'pulse_thumbs'`)
 	require.NoError(t, err)
-	d, err = b.gen.Run(ctx, b.ann, time.UTC)
+	d, err = b.gen.Run(ctx, b.ann, "2026-11-26")
 	require.NoError(t, err)
 	require.Len(t, d.Cards, len(field)-len(excluded)+1)
 }
@@ -216,14 +216,14 @@ func TestATamperedClassifierIsNotLoaded(t *testing.T) {
 	set.Weights[score.Classifier] = 0.5
 	require.NoError(t, b.store.PutSettings(ctx, b.ann, set))
 
-	d, err := b.gen.Run(ctx, b.ann, time.UTC)
+	d, err := b.gen.Run(ctx, b.ann, "2026-11-26")
 	require.NoError(t, err)
 	require.True(t, d.Stats.Classifier.Available, d.Stats.Classifier.Degradation)
 	require.Positive(t, d.Cards[0].Signals[score.Classifier])
 
 	blob[len(blob)/2] ^= 0x01
 	require.NoError(t, b.store.SaveModel(ctx, b.ann, pulse.StoredModel{Blob: blob, Tag: tag, Version: classifier.Version, SampleCount: m.Samples}, nil))
-	d, err = b.gen.Run(ctx, b.ann, time.UTC)
+	d, err = b.gen.Run(ctx, b.ann, "2026-11-26")
 	require.NoError(t, err)
 	require.NotEmpty(t, d.Cards, "the deck is still made")
 	require.False(t, d.Stats.Classifier.Available)
@@ -251,7 +251,7 @@ func TestJudgementsThatFailDegradeTheDeck(t *testing.T) {
 		}
 		return pulse.Judgement{Relevance: 9, Novelty: 6, Reason: "On hybrid retrieval."}, nil
 	}
-	d, err := b.gen.Run(ctx, b.ann, time.UTC)
+	d, err := b.gen.Run(ctx, b.ann, "2026-11-26")
 	require.NoError(t, err)
 	require.Equal(t, "The relevance model could not judge 2 of 6 papers in time; they are ranked by similarity, topics, recency and authors alone.",
 		d.DegradedReason)
@@ -268,7 +268,7 @@ func TestTodayFallsBackToTheLastDeck(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	_, err := b.gen.Run(ctx, b.ann, time.UTC)
+	_, err := b.gen.Run(ctx, b.ann, "2026-11-26")
 	require.NoError(t, err)
 	_, err = b.store.SaveDeck(ctx, b.ann, "2026-11-28", nil, pulse.Stats{Quiet: "arXiv announced nothing."})
 	require.NoError(t, err)
@@ -295,7 +295,7 @@ func TestAnEmptyArxivNightIsExplained(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, nil)
 	b.gen.Now = func() time.Time { return time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC) }
-	d, err := b.gen.Run(context.Background(), b.ann, time.UTC)
+	d, err := b.gen.Run(context.Background(), b.ann, "2026-11-27")
 	require.NoError(t, err)
 	require.Empty(t, d.Cards)
 	require.Equal(t, "ok", d.Stats.Sources["arxiv"].Status)

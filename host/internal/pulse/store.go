@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/pulse/score"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
@@ -125,13 +126,19 @@ type Settings struct {
 	Weights score.Weights `json:"weights"`
 	// ClassifierOptIn is set once the user's classifier first trained.
 	ClassifierOptIn bool `json:"classifier_opt_in"`
+	// Hour is the local hour (0-23, in the user's time zone) the nightly run
+	// makes their deck; default 6.
+	Hour int `json:"hour"`
 }
 
 const settingsKey = "pulse.settings"
 
+// DefaultHour is the local hour a deck is made at when the user chose none.
+const DefaultHour = 6
+
 // DefaultSettings are the settings of a user who changed none.
 func DefaultSettings() Settings {
-	return Settings{LookbackDays: 7, Lambda: 0.5, DeckSize: 10, Weights: score.Defaults()}
+	return Settings{LookbackDays: 7, Lambda: 0.5, DeckSize: 10, Weights: score.Defaults(), Hour: DefaultHour}
 }
 
 // Settings returns the user's settings, the defaults filled in.
@@ -150,6 +157,7 @@ func (s *Store) Settings(ctx context.Context, userID uuid.UUID) (Settings, error
 		DeckSize        *int          `json:"deck_size"`
 		Weights         score.Weights `json:"weights"`
 		ClassifierOptIn bool          `json:"classifier_opt_in"`
+		Hour            *int          `json:"hour"`
 	}
 	if err := json.Unmarshal(raw, &got); err != nil {
 		// A value this code cannot read is treated as unset, not as an outage.
@@ -168,6 +176,27 @@ func (s *Store) Settings(ctx context.Context, userID uuid.UUID) (Settings, error
 		out.Weights[k] = v
 	}
 	out.ClassifierOptIn = got.ClassifierOptIn
+	if v := got.Hour; v != nil && *v >= 0 && *v <= 23 {
+		out.Hour = *v
+	}
+	return out, nil
+}
+
+// Hours returns the users who chose their own hour for the nightly run.
+func (s *Store) Hours(ctx context.Context) (map[uuid.UUID]jobs.TimeOfDay, error) {
+	all, err := userconfig.PlainValuesOf(ctx, s.pool, settingsKey)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uuid.UUID]jobs.TimeOfDay{}
+	for id, raw := range all {
+		var v struct {
+			Hour *int `json:"hour"`
+		}
+		if json.Unmarshal(raw, &v) == nil && v.Hour != nil && *v.Hour >= 0 && *v.Hour <= 23 {
+			out[id] = jobs.TimeOfDay{Hour: *v.Hour}
+		}
+	}
 	return out, nil
 }
 

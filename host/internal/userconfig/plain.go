@@ -62,3 +62,29 @@ func PutPlainValue(ctx context.Context, q Querier, userID uuid.UUID, key string,
 	}
 	return nil
 }
+
+// PlainValuesOf returns every user's plain value under key, by user: what a
+// schedule reads once for all users (their chosen hour, say). Users without a
+// value are absent.
+func PlainValuesOf(ctx context.Context, pool interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, key string) (map[uuid.UUID]json.RawMessage, error) {
+	rows, err := pool.Query(ctx, `SELECT user_id, value::text FROM user_config WHERE key = $1 AND user_id IS NOT NULL AND value IS NOT NULL`, key)
+	if err != nil {
+		return nil, fmt.Errorf("userconfig: plain values: %w", err)
+	}
+	defer rows.Close()
+	out := map[uuid.UUID]json.RawMessage{}
+	for rows.Next() {
+		var id uuid.UUID
+		var raw []byte
+		if err := rows.Scan(&id, &raw); err != nil {
+			return nil, fmt.Errorf("userconfig: plain values: %w", err)
+		}
+		out[id] = raw
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("userconfig: plain values: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,69 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+
+	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/pulse"
+	"github.com/lectern-research/lectern/host/internal/pulse/classifier"
+	"github.com/lectern-research/lectern/host/internal/users"
+)
+
+// newPulse is Pulse's deck generator and classifier trainer over the App's
+// search, embedder and RAG service (the relevance role).
+func (a *App) newPulse(now func() time.Time) (*pulse.Generator, *pulse.Trainer) {
+	store := pulse.NewStore(a.Pool)
+	key := modelKey(a.Config)
+	gen := &pulse.Generator{Store: store, Papers: papers.New(a.Pool), Discover: a.Search.Search,
+		Embed: func(ctx context.Context, texts []string) ([][]float32, error) {
+			r, err := a.Embedder.Embed(ctx, texts)
+			return r.Vectors, err
+		},
+		Judge: func(ctx context.Context, interests, title, abstract string) (pulse.Judgement, error) {
+			r, err := a.RAG.JudgeRelevance(ctx, interests, title, abstract)
+			return pulse.Judgement{Relevance: r.Relevance, Novelty: r.Novelty, Reason: r.Reason}, err
+		},
+		Key: key, Logger: a.Logger, Now: now}
+	return gen, &pulse.Trainer{Store: store, Papers: papers.New(a.Pool), Key: key, Now: now}
+}
+
+// modelKey resolves the Pulse classifier's signing key from the configuration
+// when it is needed (SPEC "Pulse model signing"): never derived in production.
+func modelKey(cfg *config.Config) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		return classifier.Key(cfg.ServiceModelHMACKey.Value(), cfg.ServiceAPIKey.Value(), !cfg.IsProduction())
+	}
+}
+
+// registerPulse adds pulse.nightly (with its per-user schedule) and the real
+// pulse.train_classifier to reg.
+func (a *App) registerPulse(reg *jobs.Registry, now func() time.Time) error {
+	gen, trainer := a.newPulse(now)
+	today := func(ctx context.Context, userID uuid.UUID) (string, error) {
+		u, err := users.LiveByID(ctx, a.Pool, userID)
+		if err != nil {
+			return "", fmt.Errorf("pulse: read the user's time zone: %w", err)
+		}
+		loc, err := time.LoadLocation(u.Timezone)
+		if err != nil {
+			loc = time.UTC
+		}
+		t := time.Now()
+		if now != nil {
+			t = now()
+		}
+		return t.In(loc).Format(time.DateOnly), nil
+	}
+	enqueue := func(ctx context.Context, owner uuid.UUID, args river.JobArgs) error {
+		_, err := a.Jobs.Enqueue(ctx, owner, args)
+		return err
+	}
+	return pulse.RegisterJobs(reg, gen, trainer, today, enqueue)
+}
