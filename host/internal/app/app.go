@@ -35,6 +35,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
+	"github.com/lectern-research/lectern/host/internal/pulse"
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
@@ -132,6 +133,9 @@ type App struct {
 	// (paper.enrich).
 	Search *search.Service
 	Enrich *enrich.Service
+	// PulseGen makes the morning decks; PulseTrainer trains the classifiers.
+	PulseGen     *pulse.Generator
+	PulseTrainer *pulse.Trainer
 	// Jobs is the job queue with every kind registered, built but not started:
 	// Start starts it.
 	Jobs    *jobs.Service
@@ -186,6 +190,7 @@ func (a *App) build(ctx context.Context, o Options) error {
 	}
 	a.Search = search.New(o.Pool, sources)
 	a.Enrich = &enrich.Service{Pool: o.Pool, Search: a.Search, Logger: o.Logger, PDFs: a.PDFs, Vectors: a.Vectors}
+	a.PulseGen, a.PulseTrainer = a.newPulse(o.Now)
 	if a.Jobs, err = a.newQueue(ctx, o.QueueFunc, o.Now); err != nil {
 		return err
 	}
@@ -327,6 +332,7 @@ func (a *App) newHandler(o Options, searchSvc *search.Service) (http.Handler, []
 		RAG:      rag.NewAPI(a.RAG, a.Jobs),
 		Plugins:  pluginAdmin,
 		Jobs:     a.Jobs.API(),
+		Pulse:    a.pulseAPI(o.Now),
 	})
 }
 

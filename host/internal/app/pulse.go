@@ -42,11 +42,9 @@ func modelKey(cfg *config.Config) func() ([]byte, error) {
 	}
 }
 
-// registerPulse adds pulse.nightly (with its per-user schedule) and the real
-// pulse.train_classifier to reg.
-func (a *App) registerPulse(reg *jobs.Registry, now func() time.Time) error {
-	gen, trainer := a.newPulse(now)
-	today := func(ctx context.Context, userID uuid.UUID) (string, error) {
+// pulseToday is the user's local date (users.timezone; UTC when it does not load).
+func (a *App) pulseToday(now func() time.Time) pulse.Today {
+	return func(ctx context.Context, userID uuid.UUID) (string, error) {
 		u, err := users.LiveByID(ctx, a.Pool, userID)
 		if err != nil {
 			return "", fmt.Errorf("pulse: read the user's time zone: %w", err)
@@ -61,9 +59,21 @@ func (a *App) registerPulse(reg *jobs.Registry, now func() time.Time) error {
 		}
 		return t.In(loc).Format(time.DateOnly), nil
 	}
+}
+
+// registerPulse adds pulse.nightly (with its per-user schedule) and the real
+// pulse.train_classifier to reg.
+func (a *App) registerPulse(reg *jobs.Registry, now func() time.Time) error {
 	enqueue := func(ctx context.Context, owner uuid.UUID, args river.JobArgs) error {
 		_, err := a.Jobs.Enqueue(ctx, owner, args)
 		return err
 	}
-	return pulse.RegisterJobs(reg, gen, trainer, today, enqueue)
+	return pulse.RegisterJobs(reg, a.PulseGen, a.PulseTrainer, a.pulseToday(now), enqueue)
+}
+
+// pulseAPI is Pulse's HTTP API over the App's generator and queue.
+func (a *App) pulseAPI(now func() time.Time) *pulse.API {
+	return pulse.NewAPI(a.Pool, a.PulseGen, a.Search, a.pulseToday(now), func(ctx context.Context, owner uuid.UUID) (*jobs.Envelope, error) {
+		return a.Jobs.Enqueue(ctx, owner, pulse.NightlyArgs{})
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -119,4 +120,81 @@ func TestPulseTrainsTheClassifierOnDemand(t *testing.T) {
 	var n int
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM pulse_models WHERE user_id <> $1`, ann.ID).Scan(&n))
 	require.Zero(t, n)
+}
+
+// The deck through the API: today's cards with their papers, each action of
+// rate, the weights editor's validation, and the explanation of a card.
+func TestPulseDeckThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, nil, func(o *Options) {
+		o.Sources = func() []search.Named { return []search.Named{{Name: "arxiv", Searcher: fieldSource{}}} }
+	})
+	ann := b.user(t, "ann@example.org", "user")
+	cookie := b.signIn(t, "ann@example.org")
+	ctx := context.Background()
+
+	rec := b.do(t, req{method: http.MethodGet, path: "/api/pulse/today", cookie: cookie})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "follow a topic or an author")
+
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/pulse/topics", cookie: cookie, body: map[string]any{"name": "retrieval",
+		"query": "passage retrieval rank fusion", "categories": []string{"cs.IR"}}})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	_, err := b.app.PulseGen.Run(ctx, ann.ID, time.Now().UTC().Format(time.DateOnly))
+	require.NoError(t, err)
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/pulse/today", cookie: cookie})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var deck pulse.DeckAnswer
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &deck))
+	require.Len(t, deck.Cards, 10)
+	require.Contains(t, deck.Cards[0].Paper.Title, "Hybrid passage retrieval", "on topic first")
+	require.NotEmpty(t, deck.Cards[0].Why)
+	saved, dismissed := deck.Cards[0].PaperID, deck.Cards[1].PaperID
+
+	rate := func(id any, action string) int {
+		return b.do(t, req{method: http.MethodPost, path: "/api/pulse/rate", cookie: cookie, body: map[string]any{"paper_id": id, "action": action}}).Code
+	}
+	require.Equal(t, http.StatusOK, rate(saved, "save"))
+	var state string
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT s.state FROM user_library l JOIN paper_user_state s USING (user_id, paper_id)
+		WHERE l.user_id = $1 AND l.paper_id = $2 AND l.added_via = 'pulse_save'`, ann.ID, saved).Scan(&state))
+	require.Equal(t, "to_read", state)
+	require.Equal(t, http.StatusOK, rate(dismissed, "dismiss"))
+	var signal, source string
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT f.signal, f.source, s.state FROM recommendation_feedback f
+		JOIN paper_user_state s ON s.user_id = f.user_id AND s.paper_id = f.paper_id WHERE f.user_id = $1 AND f.paper_id = $2`,
+		ann.ID, dismissed).Scan(&signal, &source, &state))
+	require.Equal(t, []string{"negative", "dismiss_combined", "trash"}, []string{signal, source, state})
+	require.Equal(t, http.StatusOK, rate(deck.Cards[2].PaperID, "up"))
+	require.Equal(t, http.StatusOK, rate(deck.Cards[3].PaperID, "open"))
+	require.Equal(t, http.StatusUnprocessableEntity, rate(deck.Cards[3].PaperID, "love"))
+	require.Equal(t, http.StatusUnprocessableEntity, rate("not-an-id", "up"))
+	require.Equal(t, http.StatusNotFound, rate(uuid.New(), "up"), "not in the deck")
+
+	// The dismissed paper never comes back.
+	_, err = b.app.PulseGen.Run(ctx, ann.ID, time.Now().UTC().Format(time.DateOnly))
+	require.NoError(t, err)
+	d, err := pulse.NewStore(b.pool).Today(ctx, ann.ID, time.Now().UTC().Format(time.DateOnly))
+	require.NoError(t, err)
+	for _, c := range d.Cards {
+		require.NotEqual(t, dismissed, c.PaperID)
+		require.NotEqual(t, saved, c.PaperID, "saved: in the library now")
+	}
+
+	rec = b.do(t, req{method: http.MethodPut, path: "/api/pulse/weights", cookie: cookie, body: map[string]any{"embedding": 1}})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	require.Contains(t, rec.Body.String(), `the weight \"topic\" is required`)
+	rec = b.do(t, req{method: http.MethodPut, path: "/api/pulse/weights", cookie: cookie, body: map[string]any{
+		"embedding": 3, "topic": 0.5, "llm_relevance": 0, "llm_novelty": 0, "author_bonus": 0, "recency": 0.1}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var w map[string]float64
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &w))
+	require.Equal(t, 1.0, w["embedding"], "clamped to 1")
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/pulse/explain/" + d.Cards[0].PaperID.String(), cookie: cookie})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var ex pulse.Explanation
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &ex))
+	require.InDelta(t, ex.Weights["topic"]*ex.Signals["topic"], ex.Contributions["topic"], 1e-9)
 }

@@ -81,6 +81,11 @@ func seedTenant(t testing.TB, b *testBundle, email string) *tenant {
 		VALUES ($1, $2, 3, now(), 0, 1, 2.3, 5.1, 0, 1, $3) RETURNING id::text`, uid, card, mark)
 	one("pulse_source_health", `INSERT INTO pulse_source_health (user_id, source, last_error) VALUES ($1, 'arxiv', $2) RETURNING user_id::text`, uid, mark)
 	one("pulse_models", `INSERT INTO pulse_models (user_id, blob, hmac, sample_count) VALUES ($1, convert_to($2, 'UTF8'), sha256('x'), 30) RETURNING id::text`, uid, mark)
+	one("pulse_topics", `INSERT INTO pulse_topics (user_id, name, query) VALUES ($1, $2, $2) RETURNING id::text`, uid, mark)
+	one("pulse_authors", `INSERT INTO pulse_authors (user_id, name) VALUES ($1, $2) RETURNING id::text`, uid, mark)
+	pulseDeck := one("pulse_decks", `INSERT INTO pulse_decks (user_id, deck_date, card_count, stats) VALUES ($1, current_date, 1, jsonb_build_object('quiet', $2::text)) RETURNING id::text`, uid, mark)
+	one("pulse_cards", `INSERT INTO pulse_cards (deck_id, user_id, paper_id, rank, score, why) VALUES ($1, $2, $3, 1, 0.9, $4) RETURNING id::text`, pulseDeck, uid, paper, mark)
+	one("pulse_runs", `INSERT INTO pulse_runs (user_id, detail) VALUES ($1, jsonb_build_object('mark', $2::text)) RETURNING id::text`, uid, mark)
 	one("system_events", `INSERT INTO system_events (user_id, level, category, source, message) VALUES ($1, 'info', 'job', 'test', $2) RETURNING id::text`, uid, mark)
 	one("messenger_pairing_tokens", `INSERT INTO messenger_pairing_tokens (token_hash, user_id, expires_at) VALUES (sha256(convert_to($2, 'UTF8')), $1, now() + interval '15 minutes') RETURNING user_id::text`, uid, mark)
 	one("messenger_user_pairings", `INSERT INTO messenger_user_pairings (user_id, chat_id) VALUES ($1, $2) RETURNING user_id::text`, uid, mark)
@@ -309,6 +314,59 @@ var tenancyCases = map[string]tenancyCase{
 	"POST /api/jobs/{id}/cancel": {kind: perUser, check: foreignJob},
 	"GET /api/jobs/{id}/stream":  {kind: perUser, check: foreignJob},
 	"GET /api/decks":             {kind: perUser, check: listNoLeak("/api/decks")},
+
+	// Pulse: Bob's deck, thumbs, settings and follows are his; Alice's deck
+	// paper is not in his deck, and her topics and authors are not his to drop.
+	"GET /api/pulse/today":              {kind: perUser, check: listNoLeak("/api/pulse/today")},
+	"GET /api/pulse/weights":            {kind: perUser, check: listNoLeak("/api/pulse/weights")},
+	"GET /api/pulse/source-health":      {kind: perUser, check: listNoLeak("/api/pulse/source-health")},
+	"GET /api/pulse/topics":             {kind: perUser, check: listNoLeak("/api/pulse/topics")},
+	"GET /api/pulse/authors":            {kind: perUser, check: listNoLeak("/api/pulse/authors")},
+	"GET /api/recommendations":          {kind: perUser, check: listNoLeak("/api/recommendations")},
+	"GET /api/pulse/explain/{paper_id}": {kind: perUser, check: foreignID("pulse_cards", nil)},
+	"DELETE /api/pulse/topics/{id}":     {kind: perUser, check: foreignID("pulse_topics", nil)},
+	"DELETE /api/pulse/authors/{id}":    {kind: perUser, check: foreignID("pulse_authors", nil)},
+	"POST /api/pulse/rate": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		for _, action := range []string{"open", "save", "up", "down", "dismiss"} {
+			before := aliceSnapshot(t, b, alice)
+			rec := b.do(t, req{method: http.MethodPost, path: "/api/pulse/rate", cookie: bob.cookie,
+				body: map[string]any{"paper_id": alice.ids["user_library"], "action": action}})
+			require.Equal(t, http.StatusNotFound, rec.Code, "%s on a paper of Alice's deck: %s", action, rec.Body.String())
+			requireNoLeak(t, rec.Body.String(), alice)
+			require.Equal(t, before, aliceSnapshot(t, b, alice))
+		}
+	}},
+	"PUT /api/pulse/weights": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPut, path: "/api/pulse/weights", cookie: bob.cookie, body: map[string]any{
+			"embedding": 1, "topic": 1, "llm_relevance": 0, "llm_novelty": 0, "author_bonus": 0, "recency": 1}})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		require.Equal(t, before, aliceSnapshot(t, b, alice), "Bob's weights are his")
+	}},
+	"POST /api/pulse/topics": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		// The same name as Alice's topic: still Bob's own row.
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/pulse/topics", cookie: bob.cookie, body: map[string]any{"name": alice.markers[2], "query": "bob"}})
+		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
+	"POST /api/pulse/authors": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/pulse/authors", cookie: bob.cookie, body: map[string]any{"name": alice.markers[2]}})
+		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
+	"POST /api/pulse/generate": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/pulse/generate", cookie: bob.cookie})
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+		rec = b.do(t, req{method: http.MethodPost, path: "/api/pulse/generate", cookie: bob.cookie})
+		require.Equal(t, http.StatusConflict, rec.Code, "one deck in the making at a time: %s", rec.Body.String())
+		rec = b.do(t, req{method: http.MethodPost, path: "/api/pulse/generate", cookie: alice.cookie})
+		require.Equal(t, http.StatusAccepted, rec.Code, "Bob's job does not block Alice's: %s", rec.Body.String())
+	}},
 	"POST /api/decks": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		before := aliceSnapshot(t, b, alice)
 		rec := b.do(t, req{method: http.MethodPost, path: "/api/decks", cookie: bob.cookie, body: map[string]any{"name": alice.markers[2]}})
@@ -548,7 +606,7 @@ func aliceSnapshot(t *testing.T, b *testBundle, alice *tenant) string {
 	t.Helper()
 	var out strings.Builder
 	for _, table := range []string{"projects", "tasks", "milestones", "project_papers", "user_library", "paper_user_state", "user_config",
-		"decks", "cards", "review_logs", "daily_log"} {
+		"decks", "cards", "review_logs", "daily_log", "pulse_topics", "pulse_authors", "pulse_decks", "pulse_cards", "recommendation_feedback"} {
 		rows, err := b.pool.Query(context.Background(),
 			`SELECT t::text FROM `+table+` t WHERE user_id = $1 ORDER BY 1`, alice.user)
 		require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/pulse"
 )
 
 // Route is one entry of the route table: every route declares exactly one resolver.
@@ -82,7 +83,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		jobCreate, jobList, jobGet, jobCancel, jobStream = h.Jobs.Create, h.Jobs.List, h.Jobs.Get, h.Jobs.Cancel, h.Jobs.Stream
 	}
 	f := func(fn http.HandlerFunc) http.Handler { return fn }
-	return []Route{
+	return append([]Route{
 		// Health and description.
 		{http.MethodGet, "/healthz", auth.Public, f(h.healthz)},
 		{http.MethodGet, "/readyz", auth.Public, f(h.readyz)},
@@ -186,11 +187,40 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/admin/llm/providers/{provider}/test", auth.AdminSession, f(h.LLM.ProbeProvider)},
 		{http.MethodPut, "/api/admin/llm/roles/{role}", auth.AdminSession, f(h.LLM.PutRole)},
 		{http.MethodPatch, "/api/admin/plugins/{name}", auth.AdminSession, f(pluginUpdate)},
-	}
+	}, h.pulseRoutes()...)
 }
 
 func unavailable(detail string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		httpx.Err(w, r, httpx.Unavailable(detail, nil))
+	}
+}
+
+// pulseRoutes are Pulse's routes: the caller's morning deck, its ratings and
+// settings, what they follow, and the recommendations. Without Pulse (a host
+// built without it) each answers 503.
+func (h *handler) pulseRoutes() []Route {
+	pu := h.Pulse
+	route := func(method, pattern string, fn func(*pulse.API) http.HandlerFunc) Route {
+		if pu == nil {
+			return Route{method, pattern, auth.StrictWithOwnerOverride, unavailable("Pulse is not running on this host.")}
+		}
+		return Route{method, pattern, auth.StrictWithOwnerOverride, fn(pu)}
+	}
+	return []Route{
+		route(http.MethodGet, "/api/pulse/today", func(a *pulse.API) http.HandlerFunc { return a.Today }),
+		route(http.MethodPost, "/api/pulse/generate", func(a *pulse.API) http.HandlerFunc { return a.Generate }),
+		route(http.MethodPost, "/api/pulse/rate", func(a *pulse.API) http.HandlerFunc { return a.Rate }),
+		route(http.MethodGet, "/api/pulse/explain/{paper_id}", func(a *pulse.API) http.HandlerFunc { return a.Explain }),
+		route(http.MethodGet, "/api/pulse/weights", func(a *pulse.API) http.HandlerFunc { return a.Weights }),
+		route(http.MethodPut, "/api/pulse/weights", func(a *pulse.API) http.HandlerFunc { return a.PutWeights }),
+		route(http.MethodGet, "/api/pulse/source-health", func(a *pulse.API) http.HandlerFunc { return a.SourceHealth }),
+		route(http.MethodGet, "/api/pulse/topics", func(a *pulse.API) http.HandlerFunc { return a.Topics }),
+		route(http.MethodPost, "/api/pulse/topics", func(a *pulse.API) http.HandlerFunc { return a.AddTopic }),
+		route(http.MethodDelete, "/api/pulse/topics/{id}", func(a *pulse.API) http.HandlerFunc { return a.DeleteTopic }),
+		route(http.MethodGet, "/api/pulse/authors", func(a *pulse.API) http.HandlerFunc { return a.Authors }),
+		route(http.MethodPost, "/api/pulse/authors", func(a *pulse.API) http.HandlerFunc { return a.FollowAuthor }),
+		route(http.MethodDelete, "/api/pulse/authors/{id}", func(a *pulse.API) http.HandlerFunc { return a.UnfollowAuthor }),
+		route(http.MethodGet, "/api/recommendations", func(a *pulse.API) http.HandlerFunc { return a.Recommendations }),
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pluginhost"
 	"github.com/lectern-research/lectern/host/internal/projects"
+	"github.com/lectern-research/lectern/host/internal/pulse"
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
@@ -58,6 +59,9 @@ type Deps struct {
 	Jobs *jobs.API
 	// Enrich checks a paper against the sources; nil answers 503.
 	Enrich *enrich.API
+	// Pulse serves the morning deck, its ratings and settings, and the
+	// recommendations.
+	Pulse *pulse.API
 }
 
 // handler holds the dependencies every route handler shares.

@@ -151,3 +151,19 @@ func GiveFeedbackTx(ctx context.Context, q Querier, userID, paperID uuid.UUID, p
 	}
 	return nil
 }
+
+// RecentlyDiscovered returns the ids of up to limit shared papers that entered the
+// corpus since since, newest first: what the recommender chooses from.
+func (st *Store) RecentlyDiscovered(ctx context.Context, since time.Time, limit int) ([]uuid.UUID, error) {
+	rows, err := st.pool.Query(ctx, `
+		SELECT id FROM papers p WHERE discovered_at >= $1 AND (p.visibility = 'public' OR p.discovered_by IS NULL)
+		 ORDER BY discovered_at DESC, id LIMIT $2`, since, limit)
+	if err != nil {
+		return nil, fmt.Errorf("papers: recently discovered: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("papers: recently discovered: %w", err)
+	}
+	return out, nil
+}

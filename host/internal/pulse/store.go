@@ -484,3 +484,51 @@ func nullable(s string) any {
 	}
 	return s
 }
+
+// DeleteTopic removes one of the user's topics; ErrNotFound for another's.
+func (s *Store) DeleteTopic(ctx context.Context, userID, id uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM pulse_topics WHERE id = $2 AND user_id = $1`, userID, id)
+	if err != nil {
+		return fmt.Errorf("pulse: delete topic: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// UnfollowAuthor stops following one of the user's authors; ErrNotFound for
+// another's.
+func (s *Store) UnfollowAuthor(ctx context.Context, userID, id uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM pulse_authors WHERE id = $2 AND user_id = $1`, userID, id)
+	if err != nil {
+		return fmt.Errorf("pulse: unfollow author: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// LatestCard returns the card of paperID in the user's newest deck that holds it,
+// with that deck's date; ErrNotFound when none of their decks does.
+func (s *Store) LatestCard(ctx context.Context, userID, paperID uuid.UUID) (Card, string, error) {
+	var c Card
+	var sig []byte
+	var date string
+	err := s.pool.QueryRow(ctx, `
+		SELECT c.paper_id, c.rank, c.score, c.signals, c.why, coalesce(c.reason, ''), d.deck_date::text
+		  FROM pulse_cards c JOIN pulse_decks d ON d.id = c.deck_id
+		 WHERE c.user_id = $1 AND c.paper_id = $2
+		 ORDER BY d.deck_date DESC LIMIT 1`, userID, paperID).Scan(&c.PaperID, &c.Rank, &c.Score, &sig, &c.Why, &c.Reason, &date)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Card{}, "", ErrNotFound
+	}
+	if err != nil {
+		return Card{}, "", fmt.Errorf("pulse: card: %w", err)
+	}
+	if err := json.Unmarshal(sig, &c.Signals); err != nil {
+		return Card{}, "", fmt.Errorf("pulse: card: %w", err)
+	}
+	return c, date, nil
+}

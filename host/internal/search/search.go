@@ -480,3 +480,39 @@ func failureText(err error) string {
 	}
 	return "the source could not be reached: " + netguard.Reason(err)
 }
+
+// Health is how one source has done for a user (pulse_source_health), in the words
+// of REFERENCE §4: ok, rate_limit (with the cooldown) or error (with the
+// consecutive failures).
+type Health struct {
+	Source              string     `json:"source_type"`
+	Status              string     `json:"last_status"`
+	LastRequestAt       *time.Time `json:"last_request_at"`
+	LastSuccessAt       *time.Time `json:"last_success_at"`
+	CooldownUntil       *time.Time `json:"cooldown_until"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+}
+
+// HealthOf returns how each source has done for userID, by source name.
+func (s *Service) HealthOf(ctx context.Context, userID uuid.UUID) ([]Health, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT source, CASE last_status WHEN 'rate_limited' THEN 'rate_limit' WHEN 'timeout' THEN 'error'
+		                                 ELSE coalesce(last_status, 'ok') END,
+		       last_request_at, last_success_at, CASE WHEN backoff_until > now() THEN backoff_until END, consecutive_failures
+		  FROM pulse_source_health WHERE user_id = $1 ORDER BY source`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("search: source health: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Health, error) {
+		var h Health
+		err := r.Scan(&h.Source, &h.Status, &h.LastRequestAt, &h.LastSuccessAt, &h.CooldownUntil, &h.ConsecutiveFailures)
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search: source health: %w", err)
+	}
+	if out == nil {
+		out = []Health{}
+	}
+	return out, nil
+}
