@@ -22,6 +22,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/digest"
 	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/enrich"
 	"github.com/lectern-research/lectern/host/internal/httpapi"
@@ -333,6 +334,7 @@ func (a *App) newHandler(o Options, searchSvc *search.Service) (http.Handler, []
 		Plugins:  pluginAdmin,
 		Jobs:     a.Jobs.API(),
 		Pulse:    a.pulseAPI(o.Now),
+		Digest:   digest.NewAPI(a.digest(o.Now)),
 	})
 }
 

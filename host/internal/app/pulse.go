@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/digest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pulse"
@@ -76,4 +77,11 @@ func (a *App) pulseAPI(now func() time.Time) *pulse.API {
 	return pulse.NewAPI(a.Pool, a.PulseGen, a.Search, a.pulseToday(now), func(ctx context.Context, owner uuid.UUID) (*jobs.Envelope, error) {
 		return a.Jobs.Enqueue(ctx, owner, pulse.NightlyArgs{})
 	})
+}
+
+// digest is the Weekly Summary over the App's embedder and RAG service (the
+// summarize role).
+func (a *App) digest(now func() time.Time) *digest.Service {
+	return &digest.Service{Papers: papers.New(a.Pool), Pulse: a.PulseGen.Store, Embed: a.PulseGen.Embed,
+		Synthesize: a.RAG.Synthesize, Now: now}
 }

@@ -198,3 +198,85 @@ func TestPulseDeckThroughTheAPI(t *testing.T) {
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &ex))
 	require.InDelta(t, ex.Weights["topic"]*ex.Signals["topic"], ex.Contributions["topic"], 1e-9)
 }
+
+// The Weekly Summary lists only the papers the user acted on in the window, and
+// never a deck paper they only saw; a topic of two papers or more gets a
+// synthesis whose themes are quoted from the papers; an empty week says so.
+func TestWeeklySummaryReflectsOnlyWhatTheUserDid(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, nil, func(o *Options) {
+		o.Sources = func() []search.Named { return []search.Named{{Name: "arxiv", Searcher: fieldSource{}}} }
+	})
+	ann := b.user(t, "ann@example.org", "user")
+	cookie := b.signIn(t, "ann@example.org")
+	ctx := context.Background()
+
+	rec := b.do(t, req{method: http.MethodGet, path: "/api/digest/weekly", cookie: cookie})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "nothing to reflect on yet")
+
+	_, err := pulse.NewStore(b.pool).AddTopic(ctx, ann.ID, pulse.Topic{Name: "retrieval", Query: "passage retrieval rank fusion dense lexical"})
+	require.NoError(t, err)
+	_, err = b.app.PulseGen.Run(ctx, ann.ID, time.Now().UTC().Format(time.DateOnly))
+	require.NoError(t, err)
+	d, err := pulse.NewStore(b.pool).Today(ctx, ann.ID, time.Now().UTC().Format(time.DateOnly))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(d.Cards), 5)
+	liked, starred, done, old, ignored := d.Cards[0].PaperID, d.Cards[1].PaperID, d.Cards[2].PaperID, d.Cards[3].PaperID, d.Cards[4].PaperID
+
+	rate := func(id uuid.UUID, action string) {
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/pulse/rate", cookie: cookie, body: map[string]any{"paper_id": id, "action": action}})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	}
+	rate(liked, "up")
+	for _, id := range []uuid.UUID{starred, done, old} {
+		rate(id, "save")
+	}
+	patch := func(id uuid.UUID, body map[string]any) {
+		rec := b.do(t, req{method: http.MethodPatch, path: "/api/papers/" + id.String() + "/state", cookie: cookie, body: body})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	}
+	patch(starred, map[string]any{"starred": true})
+	patch(done, map[string]any{"state": "done"})
+	patch(old, map[string]any{"state": "done"})
+	_, err = b.pool.Exec(ctx, `UPDATE paper_user_state SET state_changed_at = now() - interval '10 days', updated_at = now() - interval '10 days'
+		WHERE user_id = $1 AND paper_id = $2`, ann.ID, old)
+	require.NoError(t, err)
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/digest/weekly?days=7", cookie: cookie})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var w struct {
+		PaperCount int `json:"paper_count"`
+		Topics     []struct {
+			Name   string `json:"name"`
+			Papers []struct {
+				ID  uuid.UUID `json:"id"`
+				How []string  `json:"how"`
+			} `json:"papers"`
+			Synthesis *struct {
+				Summary string   `json:"summary"`
+				Themes  []string `json:"themes"`
+			} `json:"synthesis"`
+		} `json:"topics"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &w))
+	got := map[uuid.UUID][]string{}
+	for _, tp := range w.Topics {
+		for _, p := range tp.Papers {
+			got[p.ID] = p.How
+		}
+		if len(tp.Papers) >= 2 {
+			require.NotNil(t, tp.Synthesis, tp.Name)
+			require.NotEmpty(t, tp.Synthesis.Summary)
+		}
+	}
+	require.Equal(t, 3, w.PaperCount)
+	require.Equal(t, []string{"liked"}, got[liked])
+	require.Equal(t, []string{"starred"}, got[starred])
+	require.Equal(t, []string{"done"}, got[done])
+	require.NotContains(t, got, ignored, "a deck paper Ann only saw")
+	require.NotContains(t, got, old, "acted on before the window")
+
+	rec = b.do(t, req{method: http.MethodGet, path: "/api/digest/weekly?days=31", cookie: cookie})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+}

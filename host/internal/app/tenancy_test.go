@@ -323,6 +323,7 @@ var tenancyCases = map[string]tenancyCase{
 	"GET /api/pulse/topics":             {kind: perUser, check: listNoLeak("/api/pulse/topics")},
 	"GET /api/pulse/authors":            {kind: perUser, check: listNoLeak("/api/pulse/authors")},
 	"GET /api/recommendations":          {kind: perUser, check: listNoLeak("/api/recommendations")},
+	"GET /api/digest/weekly":            {kind: perUser, check: listNoLeak("/api/digest/weekly?days=30")},
 	"GET /api/pulse/explain/{paper_id}": {kind: perUser, check: foreignID("pulse_cards", nil)},
 	"DELETE /api/pulse/topics/{id}":     {kind: perUser, check: foreignID("pulse_topics", nil)},
 	"DELETE /api/pulse/authors/{id}":    {kind: perUser, check: foreignID("pulse_authors", nil)},

@@ -222,5 +222,14 @@ func (h *handler) pulseRoutes() []Route {
 		route(http.MethodPost, "/api/pulse/authors", func(a *pulse.API) http.HandlerFunc { return a.FollowAuthor }),
 		route(http.MethodDelete, "/api/pulse/authors/{id}", func(a *pulse.API) http.HandlerFunc { return a.UnfollowAuthor }),
 		route(http.MethodGet, "/api/recommendations", func(a *pulse.API) http.HandlerFunc { return a.Recommendations }),
+		h.digestRoute(),
 	}
+}
+
+// digestRoute is the Weekly Summary's route; 503 without it.
+func (h *handler) digestRoute() Route {
+	if h.Digest == nil {
+		return Route{http.MethodGet, "/api/digest/weekly", auth.StrictWithOwnerOverride, unavailable("The Weekly Summary is not running on this host.")}
+	}
+	return Route{http.MethodGet, "/api/digest/weekly", auth.StrictWithOwnerOverride, http.HandlerFunc(h.Digest.Weekly)}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/admin"
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/config"
+	"github.com/lectern-research/lectern/host/internal/digest"
 	"github.com/lectern-research/lectern/host/internal/enrich"
 	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/ingest"
@@ -62,6 +63,8 @@ type Deps struct {
 	// Pulse serves the morning deck, its ratings and settings, and the
 	// recommendations.
 	Pulse *pulse.API
+	// Digest serves the Weekly Summary.
+	Digest *digest.API
 }
 
 // handler holds the dependencies every route handler shares.

@@ -167,3 +167,47 @@ func (st *Store) RecentlyDiscovered(ctx context.Context, since time.Time, limit 
 	}
 	return out, nil
 }
+
+// Engaged is a paper the user acted on in a window, and how.
+type Engaged struct {
+	ID       uuid.UUID `json:"id"`
+	Title    string    `json:"title"`
+	Abstract string    `json:"-"`
+	// How lists what the user did: starred, reading, done, liked.
+	How []string  `json:"how"`
+	At  time.Time `json:"at"`
+}
+
+// EngagedSince returns the papers userID acted on since since, newest first: starred,
+// moved to reading or done, or given a thumbs-up. Suggestions they only saw are
+// never among them (what the Weekly Summary reflects on, SPEC Pulse 3).
+func (st *Store) EngagedSince(ctx context.Context, userID uuid.UUID, since time.Time, limit int) ([]Engaged, error) {
+	rows, err := st.pool.Query(ctx, `
+		WITH engaged AS (
+		    SELECT paper_id, 'starred' AS how, updated_at AS at FROM paper_user_state
+		     WHERE user_id = $1 AND starred AND state <> 'trash' AND updated_at >= $2
+		    UNION ALL
+		    SELECT paper_id, state, state_changed_at FROM paper_user_state
+		     WHERE user_id = $1 AND state IN ('reading', 'done') AND state_changed_at >= $2
+		    UNION ALL
+		    SELECT paper_id, 'liked', created_at FROM recommendation_feedback
+		     WHERE user_id = $1 AND signal = 'positive' AND created_at >= $2)
+		SELECT p.id, p.title, coalesce(p.abstract, ''), array_agg(DISTINCT e.how ORDER BY e.how), max(e.at)
+		  FROM engaged e JOIN papers p ON p.id = e.paper_id
+		 WHERE `+visiblePredicate+`
+		 GROUP BY p.id
+		 ORDER BY max(e.at) DESC, p.id
+		 LIMIT $3`, userID, since, limit)
+	if err != nil {
+		return nil, fmt.Errorf("papers: engaged: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Engaged, error) {
+		var e Engaged
+		err := r.Scan(&e.ID, &e.Title, &e.Abstract, &e.How, &e.At)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("papers: engaged: %w", err)
+	}
+	return out, nil
+}
