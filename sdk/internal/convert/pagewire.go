@@ -253,21 +253,20 @@ type WirePage struct {
 	TotalEstimate int64
 }
 
-// DecodePage reads the wire form of a PapersPage. Its strings share one copy of
-// b, made once, instead of one allocation each: a paper the host keeps holds on to
-// its page's text, which is about the size of the papers themselves. b may be
-// reused once DecodePage returns. Unknown fields are skipped, as protobuf does.
+// DecodePage reads the wire form of a PapersPage. It allocates per page, not per
+// field: the strings are slices of one copy of b, and the papers' lists are
+// windows of one array per kind of element (capped, so appending to one paper's
+// list never reaches its neighbour's). A paper the host keeps therefore holds on
+// to its page, which is about the size of the papers themselves. b may be reused
+// once DecodePage returns. Unknown fields are skipped, as protobuf does.
 func DecodePage(b []byte) (WirePage, error) {
-	n, err := countPapers(b)
+	n, sl, err := measurePage(b)
 	if err != nil {
 		return WirePage{}, err
 	}
 	page := WirePage{Papers: make([]paper.Paper, 0, n)}
-	d := decoder{b: b, s: string(b)}
-	// The citation counts of a page share one array rather than one allocation
-	// each; growing it is harmless, as each pointer keeps the array it points into.
-	var counts []int64
-	for len(d.b) > 0 {
+	d := decoder{page: &pageText{b: b, s: string(b)}, end: len(b)}
+	for d.more() {
 		num, typ, err := d.tag()
 		if err != nil {
 			return WirePage{}, err
@@ -275,7 +274,7 @@ func DecodePage(b []byte) (WirePage, error) {
 		switch {
 		case num == pagePapers && typ == protowire.BytesType:
 			page.Papers = append(page.Papers, paper.Paper{})
-			if err := d.paper(&page.Papers[len(page.Papers)-1], &counts); err != nil {
+			if err := d.paper(&page.Papers[len(page.Papers)-1], &sl); err != nil {
 				return WirePage{}, fmt.Errorf("paper %d: %w", len(page.Papers)-1, err)
 			}
 		case num == pageNextCursor && typ == protowire.BytesType:
@@ -294,66 +293,148 @@ func DecodePage(b []byte) (WirePage, error) {
 	return page, nil
 }
 
-// countPapers counts the papers of a page, so they are decoded into a slice
-// allocated once.
-func countPapers(b []byte) (int, error) {
-	n := 0
-	for len(b) > 0 {
-		num, typ, k := protowire.ConsumeTag(b)
-		if k < 0 {
-			return 0, protowire.ParseError(k)
-		}
-		b = b[k:]
-		if num == pagePapers && typ == protowire.BytesType {
-			n++
-		}
-		k = protowire.ConsumeFieldValue(num, typ, b)
-		if k < 0 {
-			return 0, protowire.ParseError(k)
-		}
-		b = b[k:]
-	}
-	return n, nil
+// slabs hold the list elements of a whole page, appended to as papers are read;
+// each paper's lists are windows of them.
+type slabs struct {
+	authors      []paper.Author
+	affiliations []paper.Affiliation
+	references   []paper.IDs
+	categories   []string
+	issns        []string
+	counts       []int64
 }
 
-// decoder reads protobuf fields from b; s holds the same bytes as a string, so a
-// string field is a slice of s rather than a new allocation.
+// window returns what was appended to list since start, capped so that an append
+// to it copies, or nil when nothing was (protobuf has no empty list).
+func window[T any](list []T, start int) []T {
+	if len(list) == start {
+		return nil
+	}
+	return list[start:len(list):len(list)]
+}
+
+// measurePage counts a page's papers and list elements, reading only tags and
+// lengths, so the papers and slabs are allocated once at their final size. A
+// miscount would only cost a reallocation: windows stay correct either way.
+func measurePage(b []byte) (int, slabs, error) {
+	var c struct{ papers, authors, affiliations, references, categories, issns, counts int }
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, body []byte) error {
+		if num != pagePapers || typ != protowire.BytesType {
+			return nil
+		}
+		c.papers++
+		return eachField(body, func(num protowire.Number, typ protowire.Type, body []byte) error {
+			switch {
+			case num == paperCitationCount && typ == protowire.VarintType:
+				c.counts++
+			case typ != protowire.BytesType:
+			case num == paperAuthors:
+				c.authors++
+				return eachField(body, func(num protowire.Number, typ protowire.Type, _ []byte) error {
+					if num == authorAffiliations && typ == protowire.BytesType {
+						c.affiliations++
+					}
+					return nil
+				})
+			case num == paperReferences:
+				c.references++
+			case num == paperCategories:
+				c.categories++
+			case num == paperVenue:
+				return eachField(body, func(num protowire.Number, typ protowire.Type, _ []byte) error {
+					if num == venueISSN && typ == protowire.BytesType {
+						c.issns++
+					}
+					return nil
+				})
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, slabs{}, err
+	}
+	return c.papers, slabs{
+		authors:      make([]paper.Author, 0, c.authors),
+		affiliations: make([]paper.Affiliation, 0, c.affiliations),
+		references:   make([]paper.IDs, 0, c.references),
+		categories:   make([]string, 0, c.categories),
+		issns:        make([]string, 0, c.issns),
+		counts:       make([]int64, 0, c.counts),
+	}, nil
+}
+
+// eachField calls fn with every field of a message: its number, wire type and,
+// for a length-delimited field, its body.
+func eachField(b []byte, fn func(num protowire.Number, typ protowire.Type, body []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		var body []byte
+		if typ == protowire.BytesType {
+			body, n = protowire.ConsumeBytes(b)
+		} else {
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		if err := fn(num, typ, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decoder reads the protobuf fields of page[pos:end]. The page is held twice, as
+// bytes to parse and as a string to slice string fields from, and reading moves
+// only the integers: no pointer is written per field (which would cost a write
+// barrier whenever the collector runs).
 type decoder struct {
+	page     *pageText
+	pos, end int
+}
+
+// pageText is a received page as bytes and as one string copy of them.
+type pageText struct {
 	b []byte
 	s string
 }
 
-func (d *decoder) advance(n int) {
-	d.b, d.s = d.b[n:], d.s[n:]
-}
+func (d *decoder) more() bool { return d.pos < d.end }
+
+func (d *decoder) rest() []byte { return d.page.b[d.pos:d.end] }
 
 func (d *decoder) tag() (protowire.Number, protowire.Type, error) {
-	num, typ, n := protowire.ConsumeTag(d.b)
+	num, typ, n := protowire.ConsumeTag(d.rest())
 	if n < 0 {
 		return 0, 0, protowire.ParseError(n)
 	}
-	d.advance(n)
+	d.pos += n
 	return num, typ, nil
 }
 
 func (d *decoder) varint() (uint64, error) {
-	v, n := protowire.ConsumeVarint(d.b)
+	v, n := protowire.ConsumeVarint(d.rest())
 	if n < 0 {
 		return 0, protowire.ParseError(n)
 	}
-	d.advance(n)
+	d.pos += n
 	return v, nil
 }
 
 // message returns a decoder over the body of a length-delimited field.
 func (d *decoder) message() (decoder, error) {
-	v, n := protowire.ConsumeBytes(d.b)
+	v, n := protowire.ConsumeBytes(d.rest())
 	if n < 0 {
 		return decoder{}, protowire.ParseError(n)
 	}
-	body := decoder{b: v, s: d.s[n-len(v) : n]}
-	d.advance(n)
-	return body, nil
+	d.pos += n
+	return decoder{page: d.page, pos: d.pos - len(v), end: d.pos}, nil
 }
 
 // str reads a string field, which protobuf requires to be valid UTF-8.
@@ -362,39 +443,41 @@ func (d *decoder) str() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !utf8.ValidString(body.s) {
+	s := d.page.s[body.pos:body.end]
+	if !utf8.ValidString(s) {
 		return "", fmt.Errorf("a string field is not valid UTF-8")
 	}
-	return body.s, nil
+	return s, nil
 }
 
 func (d *decoder) skip(num protowire.Number, typ protowire.Type) error {
-	n := protowire.ConsumeFieldValue(num, typ, d.b)
+	n := protowire.ConsumeFieldValue(num, typ, d.rest())
 	if n < 0 {
 		return protowire.ParseError(n)
 	}
-	d.advance(n)
+	d.pos += n
 	return nil
 }
 
 // paper reads one Paper field into p, merging into what p holds as protobuf
 // merges a repeated occurrence of a message field.
-func (d *decoder) paper(p *paper.Paper, counts *[]int64) error {
+func (d *decoder) paper(p *paper.Paper, sl *slabs) error {
 	m, err := d.message()
 	if err != nil {
 		return err
 	}
+	authors, references, categories, issns := len(sl.authors), len(sl.references), len(sl.categories), len(sl.issns)
 	var updated timestamp
-	for len(m.b) > 0 {
+	for m.more() {
 		num, typ, err := m.tag()
 		if err != nil {
 			return err
 		}
 		switch typ {
 		case protowire.BytesType:
-			err = m.paperBytesField(num, p, &updated)
+			err = m.paperBytesField(num, p, sl, &updated)
 		case protowire.VarintType:
-			err = m.paperVarintField(num, p, counts)
+			err = m.paperVarintField(num, p, sl)
 		default:
 			err = m.skip(num, typ)
 		}
@@ -405,10 +488,14 @@ func (d *decoder) paper(p *paper.Paper, counts *[]int64) error {
 	if updated.seen {
 		p.UpdatedAt = time.Unix(updated.seconds, updated.nanos).UTC()
 	}
+	p.Authors = window(sl.authors, authors)
+	p.References = window(sl.references, references)
+	p.Categories = window(sl.categories, categories)
+	p.Venue.ISSN = window(sl.issns, issns)
 	return nil
 }
 
-func (d *decoder) paperBytesField(num protowire.Number, p *paper.Paper, updated *timestamp) error {
+func (d *decoder) paperBytesField(num protowire.Number, p *paper.Paper, sl *slabs, updated *timestamp) error {
 	var err error
 	switch num {
 	case paperIDs:
@@ -416,14 +503,14 @@ func (d *decoder) paperBytesField(num protowire.Number, p *paper.Paper, updated 
 	case paperTitle:
 		p.Title, err = d.str()
 	case paperAuthors:
-		p.Authors = append(p.Authors, paper.Author{})
-		err = d.author(&p.Authors[len(p.Authors)-1])
+		sl.authors = append(sl.authors, paper.Author{})
+		err = d.author(&sl.authors[len(sl.authors)-1], sl)
 	case paperAbstract:
 		p.Abstract, err = d.str()
 	case paperPublished:
 		err = d.date(&p.Published)
 	case paperVenue:
-		err = d.venue(&p.Venue)
+		err = d.venue(&p.Venue, sl)
 	case paperLandingURL:
 		p.LandingURL, err = d.str()
 	case paperPDFURL:
@@ -431,12 +518,12 @@ func (d *decoder) paperBytesField(num protowire.Number, p *paper.Paper, updated 
 	case paperSource:
 		p.Source, err = d.str()
 	case paperReferences:
-		p.References = append(p.References, paper.IDs{})
-		err = d.ids(&p.References[len(p.References)-1])
+		sl.references = append(sl.references, paper.IDs{})
+		err = d.ids(&sl.references[len(sl.references)-1])
 	case paperCategories:
 		var c string
 		c, err = d.str()
-		p.Categories = append(p.Categories, c)
+		sl.categories = append(sl.categories, c)
 	case paperLicense:
 		p.License, err = d.str()
 	case paperWorkType:
@@ -451,15 +538,15 @@ func (d *decoder) paperBytesField(num protowire.Number, p *paper.Paper, updated 
 	return err
 }
 
-func (d *decoder) paperVarintField(num protowire.Number, p *paper.Paper, counts *[]int64) error {
+func (d *decoder) paperVarintField(num protowire.Number, p *paper.Paper, sl *slabs) error {
 	v, err := d.varint()
 	if err != nil {
 		return err
 	}
 	switch num {
 	case paperCitationCount:
-		*counts = append(*counts, int64(v))
-		p.CitationCount = &(*counts)[len(*counts)-1]
+		sl.counts = append(sl.counts, int64(v))
+		p.CitationCount = &sl.counts[len(sl.counts)-1]
 	case paperOpenAccess:
 		p.OpenAccess = protowire.DecodeBool(v)
 	}
@@ -471,7 +558,7 @@ func (d *decoder) ids(ids *paper.IDs) error {
 	if err != nil {
 		return err
 	}
-	for len(m.b) > 0 {
+	for m.more() {
 		num, typ, err := m.tag()
 		if err != nil {
 			return err
@@ -507,12 +594,13 @@ func (d *decoder) ids(ids *paper.IDs) error {
 	return nil
 }
 
-func (d *decoder) author(a *paper.Author) error {
+func (d *decoder) author(a *paper.Author, sl *slabs) error {
 	m, err := d.message()
 	if err != nil {
 		return err
 	}
-	for len(m.b) > 0 {
+	affiliations := len(sl.affiliations)
+	for m.more() {
 		num, typ, err := m.tag()
 		if err != nil {
 			return err
@@ -529,8 +617,8 @@ func (d *decoder) author(a *paper.Author) error {
 		case num == authorORCID:
 			a.ORCID, err = m.str()
 		case num == authorAffiliations:
-			a.Affiliations = append(a.Affiliations, paper.Affiliation{})
-			err = m.affiliation(&a.Affiliations[len(a.Affiliations)-1])
+			sl.affiliations = append(sl.affiliations, paper.Affiliation{})
+			err = m.affiliation(&sl.affiliations[len(sl.affiliations)-1])
 		case num == authorSourceAuthorID:
 			a.SourceAuthorID, err = m.str()
 		default:
@@ -540,6 +628,7 @@ func (d *decoder) author(a *paper.Author) error {
 			return err
 		}
 	}
+	a.Affiliations = window(sl.affiliations, affiliations)
 	return nil
 }
 
@@ -548,7 +637,7 @@ func (d *decoder) affiliation(af *paper.Affiliation) error {
 	if err != nil {
 		return err
 	}
-	for len(m.b) > 0 {
+	for m.more() {
 		num, typ, err := m.tag()
 		if err != nil {
 			return err
@@ -577,7 +666,7 @@ func (d *decoder) date(date *paper.Date) error {
 	if err != nil {
 		return err
 	}
-	for len(m.b) > 0 {
+	for m.more() {
 		num, typ, err := m.tag()
 		if err != nil {
 			return err
@@ -608,12 +697,12 @@ func (d *decoder) date(date *paper.Date) error {
 	return nil
 }
 
-func (d *decoder) venue(v *paper.Venue) error {
+func (d *decoder) venue(v *paper.Venue, sl *slabs) error {
 	m, err := d.message()
 	if err != nil {
 		return err
 	}
-	for len(m.b) > 0 {
+	for m.more() {
 		num, typ, err := m.tag()
 		if err != nil {
 			return err
@@ -636,7 +725,7 @@ func (d *decoder) venue(v *paper.Venue) error {
 		case num == venueISSN:
 			var s string
 			s, err = m.str()
-			v.ISSN = append(v.ISSN, s)
+			sl.issns = append(sl.issns, s)
 		default:
 			err = m.skip(num, typ)
 		}
@@ -661,7 +750,7 @@ func (d *decoder) timestamp(t *timestamp) error {
 		return err
 	}
 	t.seen = true
-	for len(m.b) > 0 {
+	for m.more() {
 		num, typ, err := m.tag()
 		if err != nil {
 			return err

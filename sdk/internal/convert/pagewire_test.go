@@ -194,6 +194,12 @@ func TestDecodePageLeavesNoPaperSharingMutableState(t *testing.T) {
 	require.NoError(t, err)
 	*got.Papers[0].CitationCount = 999
 	got.Papers[0].Categories[0] = "changed"
+	got.Papers[0].Authors[2].Affiliations[0].Name = "changed"
+	// Lists share arrays across papers; appending to one must not reach the next.
+	got.Papers[0].Categories = append(got.Papers[0].Categories, "appended")
+	got.Papers[0].Authors = append(got.Papers[0].Authors, paper.Author{Name: "appended"})
+	got.Papers[0].Authors[0].Affiliations = append(got.Papers[0].Authors[0].Affiliations, paper.Affiliation{Name: "appended"})
+	got.Papers[0].References = append(got.Papers[0].References, paper.IDs{DOI: "appended"})
 	want, err := DecodePage(raw)
 	require.NoError(t, err)
 	require.Equal(t, want.Papers[1:], got.Papers[1:])
