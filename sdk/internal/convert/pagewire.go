@@ -8,7 +8,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/lectern-research/lectern/sdk/internal/pb/pluginv1"
-
 	"github.com/lectern-research/lectern/sdk/paper"
 )
 
@@ -16,10 +15,10 @@ import (
 // forwards it: it stores the papers, it never looks at the protobuf form. So a
 // PapersPage travels between paper.Paper and the wire directly, without building
 // the generated pluginv1 types on either side. The bytes are those proto.Marshal
-// writes for PageToProto's message (same fields, same order, same zero values
-// left out), and DecodePage reads whatever a conforming protobuf encoder writes,
-// as PapersFromProto(proto.Unmarshal(...)) would. pagewire_test.go holds both
-// paths to that.
+// writes for the message PaperToProto builds (same fields, same order, same zero
+// values left out), and DecodePage reads whatever a conforming protobuf encoder
+// writes, as proto.Unmarshal followed by PaperFromProto would. pagewire_test.go
+// holds both to that, on every field the proto declares.
 
 // Field numbers of lectern.plugin.v1 messages (common.proto). They are the wire
 // contract and never change.
