@@ -3,6 +3,8 @@ package source
 import (
 	"context"
 
+	"google.golang.org/grpc"
+
 	"github.com/lectern-research/lectern/sdk/internal/convert"
 	"github.com/lectern-research/lectern/sdk/internal/pb/pluginv1"
 	"github.com/lectern-research/lectern/sdk/internal/shim"
@@ -12,22 +14,25 @@ import (
 // calling the plugin over gRPC with the caller's context.
 type grpcClient struct {
 	shim.PluginClient
-	c pluginv1.PaperSourceClient
+	c    pluginv1.PaperSourceClient
+	conn grpc.ClientConnInterface
 }
 
 var _ WithCitations = (*grpcClient)(nil)
 
-func pageFromProto(p *pluginv1.PapersPage) *Page {
-	return &Page{
-		Papers:        convert.PapersFromProto(p.GetPapers()),
-		NextCursor:    p.GetNextCursor(),
-		TotalEstimate: p.GetTotalEstimate(),
+// page calls a paging RPC (one answering a PapersPage) and decodes the answer
+// straight into a Page, through pageCodec.
+func (c *grpcClient) page(ctx context.Context, method string, req any) (*Page, error) {
+	var out convert.WirePage
+	if err := c.conn.Invoke(ctx, method, req, &out, pageCall); err != nil {
+		return nil, convert.StatusToErr(ctx, err)
 	}
+	return &Page{Papers: out.Papers, NextCursor: out.NextCursor, TotalEstimate: out.TotalEstimate}, nil
 }
 
 func (c *grpcClient) Search(ctx context.Context, req *SearchRequest) (*Page, error) {
 	f := req.Filters
-	resp, err := shim.Call(ctx, c.c.Search, &pluginv1.SearchRequest{
+	return c.page(ctx, pluginv1.PaperSource_Search_FullMethodName, &pluginv1.SearchRequest{
 		Credentials: convert.Credentials(req.Credentials),
 		Query:       req.Query,
 		Filters: &pluginv1.SearchFilters{
@@ -43,10 +48,6 @@ func (c *grpcClient) Search(ctx context.Context, req *SearchRequest) (*Page, err
 		Cursor:   req.Cursor,
 		PageSize: int32(req.PageSize),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return pageFromProto(resp), nil
 }
 
 func (c *grpcClient) Get(ctx context.Context, req *GetRequest) (*GetResponse, error) {
@@ -61,7 +62,7 @@ func (c *grpcClient) Get(ctx context.Context, req *GetRequest) (*GetResponse, er
 }
 
 func (c *grpcClient) Recent(ctx context.Context, req *RecentRequest) (*Page, error) {
-	resp, err := shim.Call(ctx, c.c.Recent, &pluginv1.RecentRequest{
+	return c.page(ctx, pluginv1.PaperSource_Recent_FullMethodName, &pluginv1.RecentRequest{
 		Credentials: convert.Credentials(req.Credentials),
 		Topics:      req.Topics,
 		Categories:  req.Categories,
@@ -69,14 +70,10 @@ func (c *grpcClient) Recent(ctx context.Context, req *RecentRequest) (*Page, err
 		Cursor:      req.Cursor,
 		PageSize:    int32(req.PageSize),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return pageFromProto(resp), nil
 }
 
 func (c *grpcClient) AuthorPapers(ctx context.Context, req *AuthorPapersRequest) (*Page, error) {
-	resp, err := shim.Call(ctx, c.c.AuthorPapers, &pluginv1.AuthorPapersRequest{
+	return c.page(ctx, pluginv1.PaperSource_AuthorPapers_FullMethodName, &pluginv1.AuthorPapersRequest{
 		Credentials: convert.Credentials(req.Credentials),
 		Author: &pluginv1.AuthorRef{
 			Name: req.Author.Name, Orcid: req.Author.ORCID, SourceAuthorId: req.Author.SourceAuthorID,
@@ -85,10 +82,6 @@ func (c *grpcClient) AuthorPapers(ctx context.Context, req *AuthorPapersRequest)
 		Cursor:   req.Cursor,
 		PageSize: int32(req.PageSize),
 	})
-	if err != nil {
-		return nil, err
-	}
-	return pageFromProto(resp), nil
 }
 
 func citationsToProto(req *CitationsRequest) *pluginv1.CitationsRequest {
@@ -101,17 +94,9 @@ func citationsToProto(req *CitationsRequest) *pluginv1.CitationsRequest {
 }
 
 func (c *grpcClient) Citations(ctx context.Context, req *CitationsRequest) (*Page, error) {
-	resp, err := shim.Call(ctx, c.c.Citations, citationsToProto(req))
-	if err != nil {
-		return nil, err
-	}
-	return pageFromProto(resp), nil
+	return c.page(ctx, pluginv1.PaperSource_Citations_FullMethodName, citationsToProto(req))
 }
 
 func (c *grpcClient) References(ctx context.Context, req *CitationsRequest) (*Page, error) {
-	resp, err := shim.Call(ctx, c.c.References, citationsToProto(req))
-	if err != nil {
-		return nil, err
-	}
-	return pageFromProto(resp), nil
+	return c.page(ctx, pluginv1.PaperSource_References_FullMethodName, citationsToProto(req))
 }

@@ -35,7 +35,11 @@ func (s *grpcServer) page(ctx context.Context, p *Page, err error) (*pluginv1.Pa
 	if p == nil {
 		p = &Page{}
 	}
-	return convert.PageToProto(p.Papers, p.NextCursor, p.TotalEstimate, s.plug.Name(ctx)), nil
+	raw, err := convert.AppendPage(nil, p.Papers, p.NextCursor, p.TotalEstimate, s.plug.Name(ctx))
+	if err != nil {
+		return nil, convert.ErrToStatus(&protocol.Error{Code: protocol.CodeInternal, Message: "the source answered a page protobuf cannot carry: " + err.Error(), Cause: err})
+	}
+	return convert.PageMessage(raw), nil
 }
 
 func (s *grpcServer) Search(ctx context.Context, req *pluginv1.SearchRequest) (*pluginv1.PapersPage, error) {

@@ -2,6 +2,10 @@ package source_test
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,4 +163,152 @@ func TestCancellationReachesThePlugin(t *testing.T) {
 	defer cancel()
 	_, err := c.AuthorPapers(ctx, &source.AuthorPapersRequest{Author: source.AuthorRef{Name: "x"}})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// pager answers every paging call with its papers, and Search with papers made
+// from the query, so concurrent calls can tell their answers apart.
+type pager struct {
+	protocol.ConfigureDefaults
+	papers []paper.Paper
+}
+
+func (p *pager) Describe(context.Context, *protocol.DescribeRequest) (*protocol.DescribeResponse, error) {
+	return &protocol.DescribeResponse{Name: "pager", Version: "1.0.0"}, nil
+}
+
+func (p *pager) Search(_ context.Context, req *source.SearchRequest) (*source.Page, error) {
+	if p.papers != nil {
+		return &source.Page{Papers: p.papers, NextCursor: "n", TotalEstimate: 9}, nil
+	}
+	return &source.Page{Papers: queryPapers(req.Query, req.PageSize), NextCursor: "after " + req.Query}, nil
+}
+
+func (p *pager) Get(context.Context, *source.GetRequest) (*source.GetResponse, error) {
+	return nil, protocol.NotFound("none")
+}
+
+func (p *pager) Recent(context.Context, *source.RecentRequest) (*source.Page, error) {
+	return &source.Page{Papers: p.papers}, nil
+}
+
+func (p *pager) AuthorPapers(context.Context, *source.AuthorPapersRequest) (*source.Page, error) {
+	return &source.Page{Papers: p.papers}, nil
+}
+
+func (p *pager) Citations(context.Context, *source.CitationsRequest) (*source.Page, error) {
+	return &source.Page{Papers: p.papers}, nil
+}
+
+func (p *pager) References(context.Context, *source.CitationsRequest) (*source.Page, error) {
+	return nil, nil
+}
+
+// queryPapers are n papers whose every text names q.
+func queryPapers(q string, n int) []paper.Paper {
+	out := make([]paper.Paper, n)
+	for i := range out {
+		c := int64(i)
+		out[i] = paper.Paper{
+			IDs:      paper.IDs{SourceID: fmt.Sprintf("%s/%d", q, i)},
+			Title:    "Title about " + q,
+			Authors:  []paper.Author{{Name: "Author of " + q, Affiliations: []paper.Affiliation{{Name: "Lab of " + q}}}},
+			Abstract: strings.Repeat(q+" ", 20), Categories: []string{q}, CitationCount: &c,
+		}
+	}
+	return out
+}
+
+func TestPagesKeepEveryFieldOnEveryPagingCall(t *testing.T) {
+	t.Parallel()
+	unicode := richPaper()
+	unicode.Title = "Über Graphen: 図の学習 — ναι 🚀 (עברית) e\u0301"
+	unicode.Authors[0].Name = "Zoë Ünal"
+	unicode.Categories = []string{"cs.CL", "", "物理"}
+	unicode.UpdatedAt = time.Date(1969, 7, 20, 20, 17, 40, 999999999, time.FixedZone("EDT", -4*3600))
+	zero := int64(0)
+	empty := paper.Paper{
+		Title: "Empty lists", Source: "other", Authors: []paper.Author{}, Categories: []string{},
+		References: []paper.IDs{}, Venue: paper.Venue{ISSN: []string{}}, CitationCount: &zero,
+	}
+	c := connect(t, &pager{papers: []paper.Paper{unicode, {}, empty}})
+
+	wantUnicode := unicode
+	wantUnicode.Source = "pager"
+	wantUnicode.UpdatedAt = unicode.UpdatedAt.UTC()
+	want := []paper.Paper{
+		wantUnicode,
+		{Source: "pager"}, // an empty source is filled from Describe
+		// Protobuf has no empty list: empty ones arrive as nil. A zero count is not none.
+		{Title: "Empty lists", Source: "other", CitationCount: &zero},
+	}
+	ctx := t.Context()
+	calls := map[string]func() (*source.Page, error){
+		"search": func() (*source.Page, error) { return c.Search(ctx, &source.SearchRequest{Query: "q"}) },
+		"recent": func() (*source.Page, error) { return c.Recent(ctx, &source.RecentRequest{Topics: []string{"t"}}) },
+		"author": func() (*source.Page, error) {
+			return c.AuthorPapers(ctx, &source.AuthorPapersRequest{Author: source.AuthorRef{Name: "a"}})
+		},
+		"citations": func() (*source.Page, error) {
+			return c.Citations(ctx, &source.CitationsRequest{IDs: paper.IDs{DOI: "10.1/x"}})
+		},
+	}
+	for name, call := range calls {
+		page, err := call()
+		require.NoError(t, err, name)
+		require.Equal(t, want, page.Papers, name)
+	}
+	// A nil page is an empty one.
+	page, err := c.References(ctx, &source.CitationsRequest{IDs: paper.IDs{DOI: "10.1/x"}})
+	require.NoError(t, err)
+	require.Empty(t, page.Papers)
+	require.Empty(t, page.NextCursor)
+}
+
+func TestAPageTheWireCannotCarryIsAnError(t *testing.T) {
+	t.Parallel()
+	bad := richPaper()
+	bad.Abstract = string([]byte{'C', 'a', 'f', 0xe9})
+	c := connect(t, &pager{papers: []paper.Paper{bad}})
+	_, err := c.Search(t.Context(), &source.SearchRequest{Query: "q"})
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, protocol.CodeInternal, pe.Code)
+	require.Contains(t, pe.Message, "not valid UTF-8")
+}
+
+// TestConcurrentPagesStayApart runs many searches at once over one connection (the
+// host's case): each answer must hold its own query's papers, whole. Run it with
+// -race: the decoder borrows gRPC's pooled receive buffers.
+func TestConcurrentPagesStayApart(t *testing.T) {
+	t.Parallel()
+	c := connect(t, &pager{})
+	const workers, calls = 8, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range calls {
+				q := fmt.Sprintf("w%d-c%d-%s", w, i, strings.Repeat("é", w*50))
+				size := 1 + (w+i)%40
+				page, err := c.Search(t.Context(), &source.SearchRequest{Query: q, PageSize: size})
+				if err != nil {
+					errs <- err
+					return
+				}
+				want := queryPapers(q, size)
+				for k := range want {
+					want[k].Source = "pager"
+				}
+				if !reflect.DeepEqual(want, page.Papers) || page.NextCursor != "after "+q {
+					errs <- fmt.Errorf("search %q got another answer: %d papers, cursor %q", q, len(page.Papers), page.NextCursor)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }

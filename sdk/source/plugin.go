@@ -43,5 +43,5 @@ func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *g
 // conformance kit get one from go-plugin's Dispense; tests may dial a plugin
 // themselves.
 func NewClient(conn grpc.ClientConnInterface) WithCitations {
-	return &grpcClient{PluginClient: shim.NewPluginClient(conn), c: pluginv1.NewPaperSourceClient(conn)}
+	return &grpcClient{PluginClient: shim.NewPluginClient(conn), c: pluginv1.NewPaperSourceClient(conn), conn: conn}
 }

@@ -33,13 +33,16 @@ type Example struct {
 	mu     sync.RWMutex
 	delay  time.Duration
 	corpus []paper.Paper
+	// texts are the corpus's titles and abstracts, lowercased once for Search.
+	texts []string
 }
 
 var _ source.WithCitations = (*Example)(nil)
 
 // New returns the example source with its default settings.
 func New(log *slog.Logger) *Example {
-	return &Example{log: log, corpus: generate(defaultCorpusSize)}
+	corpus := generate(defaultCorpusSize)
+	return &Example{log: log, corpus: corpus, texts: searchTexts(corpus)}
 }
 
 // Describe names the plugin.
@@ -77,30 +80,41 @@ func (e *Example) Configure(_ context.Context, req *protocol.ConfigureRequest) (
 	e.delay = delay
 	if size != len(e.corpus) {
 		e.corpus = generate(size)
+		e.texts = searchTexts(e.corpus)
 	}
 	e.mu.Unlock()
 	e.log.Info("configured", "delay", delay.String(), "corpus_size", size)
 	return &protocol.ConfigureResponse{}, nil
 }
 
-// snapshot waits out the configured delay (or ctx) and returns the corpus.
-func (e *Example) snapshot(ctx context.Context) ([]paper.Paper, error) {
+// searchTexts is what Search matches query terms against, per paper.
+func searchTexts(corpus []paper.Paper) []string {
+	out := make([]string, len(corpus))
+	for i, p := range corpus {
+		out[i] = strings.ToLower(p.Title + " " + p.Abstract)
+	}
+	return out
+}
+
+// snapshot waits out the configured delay (or ctx) and returns the corpus and its
+// search texts.
+func (e *Example) snapshot(ctx context.Context) ([]paper.Paper, []string, error) {
 	e.mu.RLock()
-	delay, corpus := e.delay, e.corpus
+	delay, corpus, texts := e.delay, e.corpus, e.texts
 	e.mu.RUnlock()
 	if delay > 0 {
 		t := time.NewTimer(delay)
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-t.C:
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return corpus, nil
+	return corpus, texts, nil
 }
 
 // Search matches every query term against title and abstract.
@@ -109,24 +123,32 @@ func (e *Example) Search(ctx context.Context, req *source.SearchRequest) (*sourc
 	if len(terms) == 0 && req.Filters.IsZero() {
 		return nil, protocol.BadRequest("a search needs a query or a filter")
 	}
-	corpus, err := e.snapshot(ctx)
+	corpus, texts, err := e.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var hits []paper.Paper
-	for _, p := range corpus {
-		text := strings.ToLower(p.Title + " " + p.Abstract)
-		if allIn(terms, text) && matches(&p, &req.Filters) {
-			hits = append(hits, p)
+	// Hits point into the corpus: a search copies only the page it returns.
+	var hits []*paper.Paper
+	for i := range corpus {
+		if allIn(terms, texts[i]) && matches(&corpus[i], &req.Filters) {
+			hits = append(hits, &corpus[i])
 		}
 	}
 	switch req.Sort {
 	case source.SortNewest:
-		slices.SortStableFunc(hits, func(a, b paper.Paper) int { return b.Published.Time().Compare(a.Published.Time()) })
+		slices.SortStableFunc(hits, func(a, b *paper.Paper) int { return b.Published.Time().Compare(a.Published.Time()) })
 	case source.SortMostCited:
-		slices.SortStableFunc(hits, func(a, b paper.Paper) int { return int(*b.CitationCount - *a.CitationCount) })
+		slices.SortStableFunc(hits, func(a, b *paper.Paper) int { return int(*b.CitationCount - *a.CitationCount) })
 	}
-	return pageOf(hits, req.Cursor, req.PageSize)
+	offset, end, err := pageWindow(len(hits), req.Cursor, req.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	page := &source.Page{Papers: make([]paper.Paper, 0, end-offset), TotalEstimate: int64(len(hits)), NextCursor: nextCursor(end, len(hits))}
+	for _, p := range hits[offset:end] {
+		page.Papers = append(page.Papers, *p)
+	}
+	return page, nil
 }
 
 // Get finds a paper by any identifier.
@@ -134,7 +156,7 @@ func (e *Example) Get(ctx context.Context, req *source.GetRequest) (*source.GetR
 	if req.IDs.Empty() {
 		return nil, protocol.BadRequest("no identifier given")
 	}
-	corpus, err := e.snapshot(ctx)
+	corpus, _, err := e.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +171,7 @@ func (e *Example) Recent(ctx context.Context, req *source.RecentRequest) (*sourc
 	if len(req.Topics) == 0 && len(req.Categories) == 0 {
 		return nil, protocol.BadRequest("recent needs topics or categories")
 	}
-	corpus, err := e.snapshot(ctx)
+	corpus, _, err := e.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +197,7 @@ func (e *Example) AuthorPapers(ctx context.Context, req *source.AuthorPapersRequ
 	if a.Name == "" && a.ORCID == "" && a.SourceAuthorID == "" {
 		return nil, protocol.BadRequest("no author given")
 	}
-	corpus, err := e.snapshot(ctx)
+	corpus, _, err := e.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +251,7 @@ func (e *Example) resolve(ctx context.Context, ids paper.IDs) ([]paper.Paper, pa
 	if ids.Empty() {
 		return nil, paper.Paper{}, protocol.BadRequest("no identifier given")
 	}
-	corpus, err := e.snapshot(ctx)
+	corpus, _, err := e.snapshot(ctx)
 	if err != nil {
 		return nil, paper.Paper{}, err
 	}
@@ -292,20 +314,30 @@ func matches(p *paper.Paper, f *source.Filters) bool {
 // pageOf cuts one page out of hits. The cursor is the offset of the page's first
 // paper, in decimal.
 func pageOf(hits []paper.Paper, cursor string, size int) (*source.Page, error) {
-	offset := 0
+	offset, end, err := pageWindow(len(hits), cursor, size)
+	if err != nil {
+		return nil, err
+	}
+	return &source.Page{Papers: hits[offset:end], TotalEstimate: int64(len(hits)), NextCursor: nextCursor(end, len(hits))}, nil
+}
+
+// pageWindow is where the page of a cursor starts and ends among n hits.
+func pageWindow(n int, cursor string, size int) (offset, end int, err error) {
 	if cursor != "" {
-		n, err := strconv.Atoi(cursor)
-		if err != nil || n < 0 || n > len(hits) {
-			return nil, protocol.BadRequest("cursor %q is not one this source issued", cursor)
+		offset, err = strconv.Atoi(cursor)
+		if err != nil || offset < 0 || offset > n {
+			return 0, 0, protocol.BadRequest("cursor %q is not one this source issued", cursor)
 		}
-		offset = n
 	}
-	end := min(offset+size, len(hits))
-	page := &source.Page{Papers: hits[offset:end], TotalEstimate: int64(len(hits))}
-	if end < len(hits) {
-		page.NextCursor = strconv.Itoa(end)
+	return offset, min(offset+size, n), nil
+}
+
+// nextCursor is the cursor of the page after one ending at end, "" on the last.
+func nextCursor(end, n int) string {
+	if end < n {
+		return strconv.Itoa(end)
 	}
-	return page, nil
+	return ""
 }
 
 var (

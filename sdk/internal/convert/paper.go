@@ -154,26 +154,3 @@ func PaperFromProto(p *pluginv1.Paper) paper.Paper {
 	}
 	return out
 }
-
-// PageToProto converts a page of papers for the wire, filling each paper's Source
-// with source when empty.
-func PageToProto(papers []paper.Paper, nextCursor string, total int64, source string) *pluginv1.PapersPage {
-	out := &pluginv1.PapersPage{NextCursor: nextCursor, TotalEstimate: total}
-	for i := range papers {
-		pp := PaperToProto(&papers[i])
-		if pp.Source == "" {
-			pp.Source = source
-		}
-		out.Papers = append(out.Papers, pp)
-	}
-	return out
-}
-
-// PapersFromProto converts the papers of a page from the wire.
-func PapersFromProto(ps []*pluginv1.Paper) []paper.Paper {
-	out := make([]paper.Paper, 0, len(ps))
-	for _, p := range ps {
-		out = append(out, PaperFromProto(p))
-	}
-	return out
-}
