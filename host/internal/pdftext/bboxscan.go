@@ -152,6 +152,15 @@ func (s *bboxScanner) text() (tokenKind, error) {
 func (s *bboxScanner) tag() (tokenKind, error) {
 	start, i := s.pos, s.pos+1
 	var quote byte
+	// The common case, found without looking at every byte: a '>' with no
+	// quote before it, or an even number of double quotes and no single one.
+	if j := bytes.IndexByte(s.buf[i:s.end], '>'); j >= 0 {
+		seg := s.buf[i : i+j]
+		if bytes.Count(seg, []byte{'"'})%2 == 0 && bytes.IndexByte(seg, '\'') < 0 {
+			i += j
+			goto closed
+		}
+	}
 	for {
 		for ; i < s.end; i++ {
 			switch b := s.buf[i]; {
@@ -259,8 +268,53 @@ func (s *bboxScanner) attrFloat(name string) float64 {
 	}
 }
 
+// attrBox reads the tag's xMin, yMin, xMax and yMax in one pass over its
+// attributes, each as attrFloat would.
 func (s *bboxScanner) attrBox() box {
-	return box{s.attrFloat("xMin"), s.attrFloat("yMin"), s.attrFloat("xMax"), s.attrFloat("yMax")}
+	var v [4]float64
+	var set [4]bool
+	rest := s.tok[len(s.name):]
+	for {
+		k, val, r, ok := nextAttr(rest)
+		if !ok {
+			break
+		}
+		rest = r
+		i := boxAttr(k)
+		if i < 0 || set[i] {
+			continue
+		}
+		if f, ok := parseFixed(val); ok {
+			v[i], set[i] = f, true
+		}
+	}
+	for i, ok := range set {
+		if !ok {
+			v[i] = s.attrFloat(boxAttrs[i]) // another notation, or none
+		}
+	}
+	return box{v[0], v[1], v[2], v[3]}
+}
+
+// boxAttrs are the attributes of a box, in the order of box's fields.
+var boxAttrs = [4]string{"xMin", "yMin", "xMax", "yMax"}
+
+// boxAttr is the index of the box attribute called k, -1 for another.
+func boxAttr(k []byte) int {
+	if len(k) != 4 || k[1] != 'M' {
+		return -1
+	}
+	switch string(k) {
+	case "xMin":
+		return 0
+	case "yMin":
+		return 1
+	case "xMax":
+		return 2
+	case "yMax":
+		return 3
+	}
+	return -1
 }
 
 // nextAttr reads one name="value" (or 'value', or an unquoted value) from b.

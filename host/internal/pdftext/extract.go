@@ -51,7 +51,9 @@ const maxStderrBytes = 4 << 10
 // Opts are optional settings of [Extract] and [ExtractFile]; nil means defaults.
 type Opts struct {
 	// MaxPages is the most pages a PDF may have; more fail with ErrTooManyPages
-	// before any text is extracted. Default DefaultMaxPages (500).
+	// as soon as pdftotext starts the page after the limit (the process is
+	// killed, and pdfinfo counts the whole PDF for the error). Default
+	// DefaultMaxPages (500).
 	MaxPages int
 	// MinPageChars is how many non-space characters at least one page must hold
 	// for the PDF to count as having a text layer; otherwise Extract fails with
@@ -70,7 +72,8 @@ type Opts struct {
 	MaxLines int
 	// PdftotextPath is the pdftotext binary. Default "pdftotext" looked up in PATH.
 	PdftotextPath string
-	// PdfinfoPath is the pdfinfo binary. Default "pdfinfo" looked up in PATH.
+	// PdfinfoPath is the pdfinfo binary, run only for a PDF over MaxPages (and
+	// looked up before every extraction). Default "pdfinfo" looked up in PATH.
 	PdfinfoPath string
 	// TempDir is where Extract copies its input for poppler. Default os.TempDir().
 	TempDir string
@@ -187,8 +190,8 @@ func ExtractFile(ctx context.Context, path string, opts *Opts) (*Document, error
 }
 
 // Extract extracts the PDF of size bytes read from r: it checks the file's
-// envelope, asks pdfinfo for the page count and encryption, then runs pdftotext
-// and analyses its layout as pdftotext writes it. It fails with an error
+// envelope, then runs pdftotext and reads its layout as pdftotext writes it,
+// and analyses it. It fails with an error
 // matching ErrMalformed, ErrEncrypted, ErrEmpty, ErrScanned, ErrTooManyPages,
 // ErrTooMuchText or ErrToolMissing, or with ctx's error when ctx ends first (the
 // subprocesses are killed). The input is copied to a temporary file that is
