@@ -38,8 +38,8 @@
 //
 // A small compressed PDF can expand to far more text than any paper holds.
 // pdftotext's output is decoded token by token as it is written (a scanner of
-// its fixed vocabulary, bboxscan.go), each page finished as the next begins
-// while the process writes on, and the process is killed as soon as the text
+// its fixed vocabulary, bboxscan.go) while the process writes on, and the
+// process is killed as soon as the text
 // passes [Opts.MaxTextBytes] (8 MiB) or [Opts.MaxLines] (200,000), the pages
 // pass [Opts.MaxPages], the XML passes 40 bytes per byte of the text cap, or
 // one XML token passes 1 MiB. One extraction

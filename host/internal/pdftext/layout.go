@@ -72,16 +72,13 @@ type bboxOutput struct {
 	title, author string
 }
 
-// parseBBoxStream is parseBBoxLayout with the head's info. Each page is
-// finished (its raw text laid out, its section numbers joined to their
-// headings) as soon as the next one starts, while pdftotext is still writing.
+// parseBBoxStream is parseBBoxLayout with the head's info. Each page's lines
+// are read as pdftotext writes them, while it works on the next.
 func parseBBoxStream(r io.Reader, lim limits) (*bboxOutput, error) {
 	sc := newBBoxScanner(r, lim.outputBytes, lim.tokenBytes)
 	var (
 		out       bboxOutput
-		rawB      strings.Builder
 		pages     []layoutPage
-		done      int // pages finished
 		cur       *line
 		text      []byte // the current line's words, joined by spaces
 		sizes     []float64
@@ -107,10 +104,13 @@ func parseBBoxStream(r io.Reader, lim limits) (*bboxOutput, error) {
 		}
 		switch kind {
 		case tokEOF:
-			for ; done < len(pages); done++ {
-				finishPage(pages, done, &rawB)
+			// The raw text is laid out once the stream has ended, not page by
+			// page: a PDF stopped at a cap then never holds it beside its lines.
+			out.raw = rawText(pages)
+			for i := range pages {
+				pages[i].lines = mergeNumberLines(pages[i].lines)
 			}
-			out.pages, out.raw = pages, rawB.String()
+			out.pages = pages
 			out.title = infoLine(title)
 			return &out, nil
 		case tokStart:
@@ -118,9 +118,6 @@ func parseBBoxStream(r io.Reader, lim limits) (*bboxOutput, error) {
 			case "page":
 				if len(pages) == lim.pages {
 					return nil, &PageLimitError{Pages: len(pages) + 1, Limit: lim.pages}
-				}
-				for ; done < len(pages); done++ {
-					finishPage(pages, done, &rawB)
 				}
 				pages = append(pages, layoutPage{width: sc.attrFloat("width"), height: sc.attrFloat("height")})
 				textBytes++ // the form feed before it
@@ -204,13 +201,6 @@ func parseBBoxStream(r io.Reader, lim limits) (*bboxOutput, error) {
 			}
 		}
 	}
-}
-
-// finishPage lays page i out in the raw text (see rawText), then joins its lone
-// section numbers to their headings.
-func finishPage(pages []layoutPage, i int, sb *strings.Builder) {
-	layRawPage(pages, i, sb)
-	pages[i].lines = mergeNumberLines(pages[i].lines)
 }
 
 // rawText lays the pages' lines out as Document.Text would be laid out without
