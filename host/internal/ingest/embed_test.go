@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/secrets"
@@ -131,4 +134,52 @@ func TestARoleChangeDuringReembedStoresNothingUnderTheWrongModel(t *testing.T) {
 	require.Equal(t, customModel, out.Model)
 	require.Equal(t, int64(chunks), out.Embedded)
 	require.Equal(t, map[string]int{customModel: chunks}, b.vectorsByModel(t))
+}
+
+// signalling is an embedder that calls called before each embedding.
+type signalling struct {
+	embedding.Embedder
+	called func()
+}
+
+func (s signalling) Embed(ctx context.Context, texts []string) (embedding.Result, error) {
+	s.called()
+	return s.Embedder.Embed(ctx, texts)
+}
+
+// The passages are embedded while PostgreSQL stores them, not after: with the
+// paper's row locked by another transaction, so that the job's save waits, the
+// embedder is called all the same; the vectors are written once the text is.
+func TestPassagesAreEmbeddedWhileTheirTextIsStored(t *testing.T) {
+	t.Parallel()
+	called := make(chan struct{})
+	var once sync.Once
+	b := setup(t, func(w *Worker) {
+		w.Embedder = signalling{Embedder: lexical, called: func() { once.Do(func() { close(called) }) }}
+	})
+	ctx := context.Background()
+	rec, res := b.upload(t, b.ann, "rrp.pdf", fixturetest.Read(t, "pdfs/hindawi_rrp_2010_157939_with_groundtruth.pdf"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	// Taken while the job still extracts the PDF (a hundred milliseconds or more).
+	tx, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SELECT 1 FROM papers WHERE id = $1 FOR UPDATE`, res.PaperID)
+	require.NoError(t, err)
+	select {
+	case <-called:
+	case <-time.After(time.Minute):
+		t.Fatal("nothing was embedded while the text waited to be stored")
+	}
+	var stored int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM paper_chunks WHERE paper_id = $1`, res.PaperID).Scan(&stored))
+	require.Zero(t, stored, "the text is not stored yet")
+	require.Empty(t, b.vectorsByModel(t), "nor any vector")
+	require.NoError(t, tx.Rollback(ctx))
+
+	state, output := b.waitJob(t, res.Job.ID)
+	require.Equal(t, "completed", state, output)
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT count(*) FROM paper_chunks WHERE paper_id = $1`, res.PaperID).Scan(&stored))
+	require.Positive(t, stored)
+	require.Equal(t, map[string]int{lexical.Name: stored}, b.vectorsByModel(t))
 }

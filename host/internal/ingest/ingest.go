@@ -134,14 +134,19 @@ func (w *Worker) Ingest(ctx context.Context, args Args, owner uuid.UUID, progres
 	}
 	progress(2, fmt.Sprintf("storing %d passages", len(chunks)))
 	out := Outcome{Pages: len(doc.Pages), Chunks: len(chunks), Title: doc.Title, References: len(doc.References)}
+	// The passages are embedded while PostgreSQL stores them; their vectors are
+	// written once the text is committed.
+	vectors := w.startEmbedding(ctx, args.PaperID, chunks)
 	if err := w.save(ctx, args, owner, doc, chunks); errors.Is(err, errSameText) {
+		vectors.abandon()
 		progress(4, "done: the paper already has this PDF's text")
 		return out, nil
 	} else if err != nil {
+		vectors.abandon()
 		return Outcome{}, err
 	}
 	progress(3, fmt.Sprintf("embedding %d passages", len(chunks)))
-	if err := w.embed(ctx, args.PaperID); err != nil {
+	if err := vectors.store(ctx); err != nil {
 		return Outcome{}, err
 	}
 	progress(4, "done")
@@ -268,29 +273,84 @@ func (w *Worker) save(ctx context.Context, args Args, owner uuid.UUID, doc *pdft
 // defaultEmbedBatch is how many passages go to the embedder at once by default.
 const defaultEmbedBatch = 64
 
-// embed replaces the paper's vectors with those of its stored passages. The text
-// is already saved: a failure here leaves the paper searchable by words, and
-// re-running the job embeds it again. Every vector of the paper is stored under the
-// model that made it, and all under one model: when the embed role changes between
-// two batches, embedding starts over once under the new model (the corpus's
-// embeddings.reembed, which that change enqueued, may have passed this paper
-// already); a second change fails the job with ErrModelChanged.
-func (w *Worker) embed(ctx context.Context, paperID uuid.UUID) error {
+// pendingVectors are a paper's passage vectors, computed in the background
+// while its text is stored (startEmbedding), and written by store once the
+// text is committed: a failure there leaves the paper searchable by words, and
+// re-running the job embeds it again.
+type pendingVectors struct {
+	w       *Worker
+	paperID uuid.UUID
+	cancel  context.CancelFunc
+	done    chan struct{}
+	batches []vectorBatch
+	err     error
+}
+
+// startEmbedding starts embedding the chunks as the job stores them (their text
+// without NULs, under their ids). Every vector of the paper is made by one
+// model: when the embed role changes between two batches, embedding starts over
+// once under the new model (the corpus's embeddings.reembed, which that change
+// enqueued, may have passed this paper already); a second change fails the job
+// with ErrModelChanged. Without an embedder or a vector store it does nothing.
+func (w *Worker) startEmbedding(ctx context.Context, paperID uuid.UUID, chunks []chunk.Chunk) *pendingVectors {
+	p := &pendingVectors{w: w, paperID: paperID, done: make(chan struct{})}
+	list := make([]passage, len(chunks))
+	for i, c := range chunks {
+		id, err := uuid.Parse(c.ID)
+		if err != nil {
+			close(p.done) // save refuses the chunks too
+			return p
+		}
+		list[i] = passage{id: id, paper: paperID, text: clean(c.Text)}
+	}
 	if w.Embedder == nil || w.Vectors == nil {
+		close(p.done)
+		return p
+	}
+	ctx, p.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(p.done)
+		p.batches, p.err = w.embedAll(ctx, paperID, list)
+	}()
+	return p
+}
+
+// abandon stops the embedding and waits for it: the text was not stored.
+func (p *pendingVectors) abandon() {
+	if p.cancel != nil {
+		p.cancel()
+	}
+	<-p.done
+}
+
+// store waits for the vectors and replaces the paper's vectors with them.
+func (p *pendingVectors) store(ctx context.Context) error {
+	<-p.done
+	if p.cancel == nil {
 		return nil
 	}
-	stored, err := papers.New(w.Pool).Passages(ctx, paperID)
-	if err != nil {
-		return fmt.Errorf("ingest: read passages: %w", err)
+	p.cancel()
+	if p.err != nil {
+		return p.err
 	}
-	list := make([]passage, len(stored))
-	for i, p := range stored {
-		list[i] = passage{id: p.ChunkID, paper: p.PaperID, text: p.Text}
+	if err := p.w.Vectors.DeletePaper(ctx, p.paperID); err != nil {
+		return fmt.Errorf("ingest: %w", err)
 	}
+	for _, b := range p.batches {
+		if err := p.w.Vectors.Upsert(ctx, b.model, b.items); err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+	}
+	return nil
+}
+
+// embedAll embeds list in batches of EmbedBatch, all under one model, starting
+// over once when the model changes between two batches.
+func (w *Worker) embedAll(ctx context.Context, paperID uuid.UUID, list []passage) ([]vectorBatch, error) {
 	for restarted := false; ; restarted = true {
-		err := w.embedPassages(ctx, paperID, list)
+		batches, err := w.embedBatches(ctx, list)
 		if restarted || !errors.Is(err, ErrModelChanged) {
-			return err
+			return batches, err
 		}
 		if w.Logger != nil {
 			w.Logger.InfoContext(ctx, "embedding model changed while embedding a paper; starting over", "paper", paperID, "error", err)
@@ -298,25 +358,24 @@ func (w *Worker) embed(ctx context.Context, paperID uuid.UUID) error {
 	}
 }
 
-// embedPassages replaces the paper's vectors with those of list, in batches of
-// EmbedBatch, all under the model of the first batch.
-func (w *Worker) embedPassages(ctx context.Context, paperID uuid.UUID, list []passage) error {
-	if err := w.Vectors.DeletePaper(ctx, paperID); err != nil {
-		return fmt.Errorf("ingest: %w", err)
-	}
+// embedBatches embeds list in batches of EmbedBatch, all under the model of the
+// first batch.
+func (w *Worker) embedBatches(ctx context.Context, list []passage) ([]vectorBatch, error) {
 	size := w.EmbedBatch
 	if size <= 0 {
 		size = defaultEmbedBatch
 	}
 	model := ""
+	var out []vectorBatch
 	for start := 0; start < len(list); start += size {
-		var err error
-		model, err = storeVectors(ctx, w.Embedder, w.Vectors, model, list[start:min(start+size, len(list))])
+		b, err := embedBatch(ctx, w.Embedder, model, list[start:min(start+size, len(list))])
 		if err != nil {
-			return err
+			return nil, err
 		}
+		model = b.model
+		out = append(out, b)
 	}
-	return nil
+	return out, nil
 }
 
 // passage is a stored chunk to embed.
@@ -334,28 +393,44 @@ var ErrModelChanged = errors.New("ingest: the embedding model changed during the
 // earlier batches were stored under: vectors of another model are not stored, and
 // the error wraps ErrModelChanged.
 func storeVectors(ctx context.Context, e embedding.Embedder, vs vectorstore.Store, want string, batch []passage) (string, error) {
+	b, err := embedBatch(ctx, e, want, batch)
+	if err != nil {
+		return "", err
+	}
+	if err := vs.Upsert(ctx, b.model, b.items); err != nil {
+		return "", fmt.Errorf("ingest: %w", err)
+	}
+	return b.model, nil
+}
+
+// vectorBatch is one batch of passage vectors and the model that made them.
+type vectorBatch struct {
+	model string
+	items []vectorstore.Item
+}
+
+// embedBatch embeds the passages with e. want, unless empty, is the model of the
+// earlier batches: vectors of another model fail with ErrModelChanged.
+func embedBatch(ctx context.Context, e embedding.Embedder, want string, batch []passage) (vectorBatch, error) {
 	texts := make([]string, len(batch))
 	for i, p := range batch {
 		texts[i] = p.text
 	}
 	emb, err := e.Embed(ctx, texts)
 	if err != nil {
-		return "", fmt.Errorf("ingest: embed: %w", err)
+		return vectorBatch{}, fmt.Errorf("ingest: embed: %w", err)
 	}
 	if want != "" && emb.Model != want {
-		return "", fmt.Errorf("%w: from %s to %s", ErrModelChanged, want, emb.Model)
+		return vectorBatch{}, fmt.Errorf("%w: from %s to %s", ErrModelChanged, want, emb.Model)
 	}
 	if len(emb.Vectors) != len(batch) {
-		return "", fmt.Errorf("ingest: embed with %s: %d vectors for %d passages", emb.Model, len(emb.Vectors), len(batch))
+		return vectorBatch{}, fmt.Errorf("ingest: embed with %s: %d vectors for %d passages", emb.Model, len(emb.Vectors), len(batch))
 	}
 	items := make([]vectorstore.Item, len(batch))
 	for i, p := range batch {
 		items[i] = vectorstore.Item{ChunkID: p.id, PaperID: p.paper, Vector: emb.Vectors[i]}
 	}
-	if err := vs.Upsert(ctx, emb.Model, items); err != nil {
-		return "", fmt.Errorf("ingest: %w", err)
-	}
-	return emb.Model, nil
+	return vectorBatch{model: emb.Model, items: items}, nil
 }
 
 func truncate(s string, n int) string {

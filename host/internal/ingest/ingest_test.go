@@ -47,7 +47,7 @@ type bundle struct {
 
 // setup starts a database and the job queue with an ingest worker; opts adjust
 // the worker.
-func setup(t *testing.T, opts ...func(*Worker)) *bundle {
+func setup(t testing.TB, opts ...func(*Worker)) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.NewDB(t)
@@ -72,7 +72,7 @@ func setup(t *testing.T, opts ...func(*Worker)) *bundle {
 	return b
 }
 
-func (b *bundle) upload(t *testing.T, user uuid.UUID, name string, content []byte) (*httptest.ResponseRecorder, UploadResult) {
+func (b *bundle) upload(t testing.TB, user uuid.UUID, name string, content []byte) (*httptest.ResponseRecorder, UploadResult) {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)

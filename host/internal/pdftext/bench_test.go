@@ -1,6 +1,8 @@
 package pdftext
 
 import (
+	"bytes"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -54,4 +56,37 @@ func BenchmarkPdftotextAlone(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(pages*b.N)/b.Elapsed().Seconds(), "pages/s")
+}
+
+// BenchmarkDecodeBBoxLayout decodes pdftotext's -bbox-layout output of every
+// fixture PDF, held in memory, with each candidate decoder: encoding/xml's
+// token decoder (what extraction used before issue 18) and the scanner of the
+// format's fixed vocabulary (what it uses now). MB/s is of XHTML.
+func BenchmarkDecodeBBoxLayout(b *testing.B) {
+	files, _ := fixtureFiles(b)
+	var outs [][]byte
+	size := 0
+	for _, f := range files {
+		out := bboxOf(b, f)
+		outs = append(outs, out)
+		size += len(out)
+	}
+	for _, c := range []struct {
+		name   string
+		decode func(io.Reader) error
+	}{
+		{"encoding-xml", func(r io.Reader) error { _, _, err := parseBBoxLayoutXML(r, wideLimits); return err }},
+		{"scanner", func(r io.Reader) error { _, err := parseBBoxStream(r, wideLimits); return err }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				for _, out := range outs {
+					if err := c.decode(bytes.NewReader(out)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
 }

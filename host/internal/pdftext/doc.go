@@ -12,7 +12,10 @@
 // Text comes from poppler's pdftotext (Debian package poppler-utils), run as a
 // subprocess with -bbox-layout: its reading order reads two-column pages column by
 // column, and the word boxes it reports give the font size used to find the title
-// and headings. pdfinfo (same package) reports the page count and encryption first.
+// and headings. Its output also carries the page count (one <page> each) and the
+// info dictionary's title and author (its head), and its exit status and stderr
+// say when a PDF is encrypted, empty or broken; pdfinfo (same package) runs only
+// for a PDF over the page limit, to report its whole page count.
 // docs/ingest.md says why this extractor was chosen and docs/benchmarks.md
 // ("PDF extraction") holds the measurements; scripts/ensure-tools installs it.
 //
@@ -34,12 +37,14 @@
 // # Bounds
 //
 // A small compressed PDF can expand to far more text than any paper holds.
-// pdftotext's output is decoded token by token as it is written, and the process
-// is killed as soon as the text passes [Opts.MaxTextBytes] (8 MiB) or
-// [Opts.MaxLines] (200,000), the pages pass [Opts.MaxPages], the XML passes 40
-// bytes per byte of the text cap, or one XML token passes 1 MiB. One extraction
+// pdftotext's output is decoded token by token as it is written (a scanner of
+// its fixed vocabulary, bboxscan.go) while the process writes on, and the
+// process is killed as soon as the text
+// passes [Opts.MaxTextBytes] (8 MiB) or [Opts.MaxLines] (200,000), the pages
+// pass [Opts.MaxPages], the XML passes 40 bytes per byte of the text cap, or
+// one XML token passes 1 MiB. One extraction
 // therefore holds at most that much text; tools' stderr is kept to its first
-// 4 KiB and pdfinfo's output to its Pages line.
+// 4 KiB and pdfinfo's output, when it runs, to its Pages line.
 //
 // # Clean text
 //

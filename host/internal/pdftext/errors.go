@@ -39,8 +39,9 @@ var ErrToolMissing = errors.New("pdftotext/pdfinfo not installed (package popple
 // PageLimitError reports a PDF over the page limit. It matches ErrTooManyPages
 // with errors.Is.
 type PageLimitError struct {
-	// Pages is the PDF's page count as pdfinfo reports it, or the pages read
-	// so far when pdftotext's output passes the limit while it is read.
+	// Pages is the PDF's page count as pdfinfo reports it once pdftotext's
+	// output has passed the limit, or the pages read so far (the limit plus
+	// one) when pdfinfo cannot tell.
 	Pages int
 	// Limit is the limit it exceeded.
 	Limit int

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -40,13 +41,19 @@ const outputPerTextByte = 40
 // page comes near 1 MiB.
 const maxTokenBytes = 1 << 20
 
+// waitDelay is how long Wait waits for stderr to close once the process is
+// gone: a child it left behind may hold the pipe open.
+const waitDelay = time.Second
+
 // maxStderrBytes is how much of a tool's stderr is kept for error messages.
 const maxStderrBytes = 4 << 10
 
 // Opts are optional settings of [Extract] and [ExtractFile]; nil means defaults.
 type Opts struct {
 	// MaxPages is the most pages a PDF may have; more fail with ErrTooManyPages
-	// before any text is extracted. Default DefaultMaxPages (500).
+	// as soon as pdftotext starts the page after the limit (the process is
+	// killed, and pdfinfo counts the whole PDF for the error). Default
+	// DefaultMaxPages (500).
 	MaxPages int
 	// MinPageChars is how many non-space characters at least one page must hold
 	// for the PDF to count as having a text layer; otherwise Extract fails with
@@ -65,7 +72,8 @@ type Opts struct {
 	MaxLines int
 	// PdftotextPath is the pdftotext binary. Default "pdftotext" looked up in PATH.
 	PdftotextPath string
-	// PdfinfoPath is the pdfinfo binary. Default "pdfinfo" looked up in PATH.
+	// PdfinfoPath is the pdfinfo binary, run only for a PDF over MaxPages (and
+	// looked up before every extraction). Default "pdfinfo" looked up in PATH.
 	PdfinfoPath string
 	// TempDir is where Extract copies its input for poppler. Default os.TempDir().
 	TempDir string
@@ -182,8 +190,8 @@ func ExtractFile(ctx context.Context, path string, opts *Opts) (*Document, error
 }
 
 // Extract extracts the PDF of size bytes read from r: it checks the file's
-// envelope, asks pdfinfo for the page count and encryption, then runs pdftotext
-// and analyses its layout as pdftotext writes it. It fails with an error
+// envelope, then runs pdftotext and reads its layout as pdftotext writes it,
+// and analyses it. It fails with an error
 // matching ErrMalformed, ErrEncrypted, ErrEmpty, ErrScanned, ErrTooManyPages,
 // ErrTooMuchText or ErrToolMissing, or with ctx's error when ctx ends first (the
 // subprocesses are killed). The input is copied to a temporary file that is
@@ -232,33 +240,43 @@ func checkEnvelope(r io.ReaderAt, size int64) error {
 	return nil
 }
 
+// extractPath runs pdftotext on path and analyses what it writes. pdfinfo runs
+// only when the PDF passes the page limit, for the page count the error reports:
+// pdftotext's own output carries the page count (one <page> each), the info
+// dictionary's title and author (its head), and its exit status and stderr say
+// when the PDF is encrypted, empty or broken.
 func extractPath(ctx context.Context, path string, o Opts) (*Document, error) {
-	pages, err := pdfinfo(ctx, o.PdfinfoPath, path)
+	if err := lookTools(o); err != nil {
+		return nil, err
+	}
+	out, err := pdftotext(ctx, o, path)
 	if err != nil {
 		return nil, err
 	}
-	if pages == 0 {
-		return nil, fmt.Errorf("pdftext: %w", ErrEmpty)
-	}
-	if pages > o.MaxPages {
-		return nil, fmt.Errorf("pdftext: %w", &PageLimitError{Pages: pages, Limit: o.MaxPages})
-	}
-	layout, raw, err := pdftotext(ctx, o, path)
-	if err != nil {
-		return nil, err
-	}
+	layout := out.pages
 	if len(layout) == 0 {
 		return nil, fmt.Errorf("pdftext: %w", ErrEmpty)
 	}
 	if !hasTextLayer(layout, o.MinPageChars) {
 		return nil, fmt.Errorf("pdftext: %w: no page of %d holds %d characters of text", ErrScanned, len(layout), o.MinPageChars)
 	}
-	doc := analyse(layout, raw)
+	doc := analyse(layout, out.raw)
 	if doc.Title == "" || len(doc.Authors) == 0 {
-		title, author := infoDict(ctx, o.PdfinfoPath, path)
-		applyInfo(doc, title, author)
+		applyInfo(doc, out.title, out.author)
 	}
 	return doc, nil
+}
+
+// lookTools fails with ErrToolMissing unless both poppler tools are installed:
+// pdfinfo runs only for a PDF over the page limit, and a host that lacks it
+// should say so at its first PDF, not at its first long one.
+func lookTools(o Opts) error {
+	for _, bin := range []string{o.PdftotextPath, o.PdfinfoPath} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return fmt.Errorf("pdftext: %w: %w", ErrToolMissing, err)
+		}
+	}
+	return nil
 }
 
 func hasTextLayer(pages []layoutPage, minChars int) bool {
@@ -338,12 +356,13 @@ func findLine(r io.Reader, prefix string) (string, error) {
 	}
 }
 
-// pdftotext runs `pdftotext -bbox-layout` and decodes its XML as it is written,
-// under o's caps: crossing one kills the process and fails with
-// ErrTooMuchText or ErrTooManyPages.
-func pdftotext(ctx context.Context, o Opts, path string) ([]layoutPage, string, error) {
-	var pages []layoutPage
-	var raw string
+// pdftotext runs `pdftotext -bbox-layout` and decodes its XHTML as it is
+// written, under o's caps: crossing one kills the process and fails with
+// ErrTooMuchText or ErrTooManyPages. Its failures map to the package errors as
+// pdfinfo's did: "Incorrect password" is ErrEncrypted, "Invalid page count 0"
+// ErrEmpty, anything else ErrMalformed with poppler's first line.
+func pdftotext(ctx context.Context, o Opts, path string) (*bboxOutput, error) {
+	var out *bboxOutput
 	lim := limits{
 		pages:       o.MaxPages,
 		textBytes:   int64(o.MaxTextBytes),
@@ -353,27 +372,42 @@ func pdftotext(ctx context.Context, o Opts, path string) ([]layoutPage, string, 
 	}
 	stderr, err := run(ctx, o.PdftotextPath, []string{"-bbox-layout", "-enc", "UTF-8", path, "-"}, func(stdout io.Reader) error {
 		var err error
-		pages, raw, err = parseBBoxLayout(stdout, lim)
+		out, err = parseBBoxStream(stdout, lim)
 		return err
 	})
-	if err != nil {
-		switch {
-		case errors.Is(err, ErrToolMissing), ctx.Err() != nil:
-			return nil, "", err
-		case errors.Is(err, ErrTooMuchText), errors.Is(err, ErrTooManyPages):
-			return nil, "", fmt.Errorf("pdftext: %w", err)
-		case strings.Contains(stderr, "Incorrect password"):
-			return nil, "", fmt.Errorf("pdftext: %w", ErrEncrypted)
-		default:
-			return nil, "", fmt.Errorf("pdftext: %w: pdftotext: %s", ErrMalformed, firstLine(stderr, err))
-		}
+	var ple *PageLimitError
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.Is(err, ErrToolMissing), ctx.Err() != nil:
+		return nil, err
+	case errors.As(err, &ple):
+		return nil, fmt.Errorf("pdftext: %w", pageCount(ctx, o.PdfinfoPath, path, ple))
+	case errors.Is(err, ErrTooMuchText):
+		return nil, fmt.Errorf("pdftext: %w", err)
+	case strings.Contains(stderr, "Incorrect password"):
+		return nil, fmt.Errorf("pdftext: %w", ErrEncrypted)
+	case strings.Contains(stderr, "Invalid page count 0"):
+		return nil, fmt.Errorf("pdftext: %w", ErrEmpty)
+	default:
+		return nil, fmt.Errorf("pdftext: %w: pdftotext: %s", ErrMalformed, firstLine(stderr, err))
 	}
-	return pages, raw, nil
+}
+
+// pageCount fills in the PDF's whole page count, which pdfinfo reports, for an
+// error that pdftotext's output raised at the first page over the limit; when
+// pdfinfo cannot tell, the pages read stand.
+func pageCount(ctx context.Context, bin, path string, ple *PageLimitError) *PageLimitError {
+	if n, err := pdfinfo(ctx, bin, path); err == nil && n > ple.Pages {
+		return &PageLimitError{Pages: n, Limit: ple.Limit}
+	}
+	return ple
 }
 
 // run runs bin with args under ctx, handing its stdout to read as it is
-// written. When read fails the process is killed and read's error returned;
-// otherwise the error is the process's. The first maxStderrBytes of stderr are
+// written, in the caller's goroutine: decoding overlaps the process's work.
+// When read fails the process is killed and read's error returned; otherwise
+// the error is the process's. The first maxStderrBytes of stderr are
 // returned for messages.
 func run(ctx context.Context, bin string, args []string, read func(stdout io.Reader) error) (string, error) {
 	if _, err := exec.LookPath(bin); err != nil {
@@ -388,6 +422,14 @@ func run(ctx context.Context, bin string, args []string, read func(stdout io.Rea
 	if err != nil {
 		return "", fmt.Errorf("pdftext: %s: %w", bin, err)
 	}
+	// When ctx ends (or read fails), the process is killed and its stdout
+	// closed, so read returns at once even if something else still holds the
+	// pipe's other end open; then Wait reaps the process.
+	cmd.Cancel = func() error {
+		_ = stdout.Close()
+		return cmd.Process.Kill()
+	}
+	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		return "", fmt.Errorf("pdftext: %s: %w", bin, err)
 	}

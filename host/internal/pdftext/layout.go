@@ -2,11 +2,10 @@ package pdftext
 
 import (
 	"bytes"
-	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -57,11 +56,28 @@ type limits struct {
 // text), nor buffers more than lim.tokenBytes of XML. It returns the pages and
 // their raw text (see Document.Raw).
 func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, string, error) {
-	in := &streamGuard{r: r, maxBytes: lim.outputBytes, maxToken: lim.tokenBytes}
-	dec := xml.NewDecoder(in)
-	dec.Strict = false
-	dec.Entity = xml.HTMLEntity
+	out, err := parseBBoxStream(r, lim)
+	if err != nil {
+		return nil, "", err
+	}
+	return out.pages, out.raw, nil
+}
+
+// bboxOutput is what parseBBoxStream read: the pages, their raw text, and the
+// Title and Author entries of the PDF's info dictionary, which pdftotext
+// writes into the head as <title> and <meta name="Author">.
+type bboxOutput struct {
+	pages         []layoutPage
+	raw           string
+	title, author string
+}
+
+// parseBBoxStream is parseBBoxLayout with the head's info. Each page's lines
+// are read as pdftotext writes them, while it works on the next.
+func parseBBoxStream(r io.Reader, lim limits) (*bboxOutput, error) {
+	sc := newBBoxScanner(r, lim.outputBytes, lim.tokenBytes)
 	var (
+		out       bboxOutput
 		pages     []layoutPage
 		cur       *line
 		text      []byte // the current line's words, joined by spaces
@@ -75,48 +91,69 @@ func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, string, error) {
 		prevOne   bool      // the previous word is one letter
 		gs        []gapGeom // how each word of the line sits against the next
 		odd       bool      // the line may hold split small capitals or spaced letters
+		inTitle   bool      // in the head's <title>
+		title     []byte
 	)
 	for {
-		tok, err := dec.RawToken()
-		if in.err != nil {
-			return nil, "", in.err
-		}
-		if err == io.EOF {
-			break
-		}
+		kind, err := sc.next()
 		if err != nil {
-			return nil, "", fmt.Errorf("parse pdftotext output: %w", err)
+			if errors.Is(err, errSyntax) {
+				return nil, fmt.Errorf("parse pdftotext output: %w", err)
+			}
+			return nil, err
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			switch t.Name.Local {
+		switch kind {
+		case tokEOF:
+			// The raw text is laid out once the stream has ended, not page by
+			// page: a PDF stopped at a cap then never holds it beside its lines.
+			out.raw = rawText(pages)
+			for i := range pages {
+				pages[i].lines = mergeNumberLines(pages[i].lines)
+			}
+			out.pages = pages
+			out.title = infoLine(title)
+			return &out, nil
+		case tokStart:
+			switch string(sc.name) {
 			case "page":
 				if len(pages) == lim.pages {
-					return nil, "", &PageLimitError{Pages: len(pages) + 1, Limit: lim.pages}
+					return nil, &PageLimitError{Pages: len(pages) + 1, Limit: lim.pages}
 				}
-				pages = append(pages, layoutPage{width: attrFloat(t, "width"), height: attrFloat(t, "height")})
+				pages = append(pages, layoutPage{width: sc.attrFloat("width"), height: sc.attrFloat("height")})
 				textBytes++ // the form feed before it
 				block = -1
 			case "block":
 				block++
 			case "line":
 				if len(pages) == 0 {
-					continue
+					break
 				}
-				cur = &line{box: attrBox(t), block: block, page: len(pages), ph: pages[len(pages)-1].height}
+				cur = &line{box: sc.attrBox(), block: block, page: len(pages), ph: pages[len(pages)-1].height}
 				text, sizes, gs, odd = text[:0], sizes[:0], gs[:0], false
 			case "word":
 				inWord = true
 				word = word[:0]
-				wb = attrBox(t)
+				wb = sc.attrBox()
 				sizes = append(sizes, wb.y1-wb.y0)
+			case "title":
+				inTitle = len(pages) == 0 && !sc.selfClosing
+			case "meta":
+				if n, ok := sc.attr("name"); ok && len(pages) == 0 && string(n) == "Author" {
+					if v, ok := sc.attr("content"); ok {
+						a, err := decodeText(nil, v)
+						if err != nil {
+							return nil, fmt.Errorf("parse pdftotext output: %w", err)
+						}
+						out.author = infoLine(a)
+					}
+				}
 			}
-		case xml.CharData:
-			if inWord {
-				word = append(word, t...)
+			if !sc.selfClosing {
+				break
 			}
-		case xml.EndElement:
-			switch t.Name.Local {
+			fallthrough
+		case tokEnd:
+			switch string(sc.name) {
 			case "word":
 				inWord = false
 				if w := bytes.TrimSpace(word); len(w) > 0 && cur != nil {
@@ -130,13 +167,13 @@ func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, string, error) {
 					text = append(text, w...)
 					prev, prevOne = wb, one
 					if textBytes += int64(len(w)) + 1; textBytes > lim.textBytes {
-						return nil, "", &TextLimitError{What: "bytes of text", Limit: lim.textBytes}
+						return nil, &TextLimitError{What: "bytes of text", Limit: lim.textBytes}
 					}
 				}
 			case "line":
 				if cur != nil && len(text) > 0 {
 					if lines++; lines > lim.lines {
-						return nil, "", &TextLimitError{What: "lines of text", Limit: int64(lim.lines)}
+						return nil, &TextLimitError{What: "lines of text", Limit: int64(lim.lines)}
 					}
 					textBytes++ // a blank line between blocks
 					cur.text = string(text)
@@ -148,14 +185,62 @@ func parseBBoxLayout(r io.Reader, lim limits) ([]layoutPage, string, error) {
 					p.lines = append(p.lines, *cur)
 				}
 				cur = nil
+			case "title":
+				inTitle = false
+			}
+		case tokText:
+			switch {
+			case inWord:
+				if word, err = decodeText(word, sc.tok); err != nil {
+					return nil, fmt.Errorf("parse pdftotext output: %w", err)
+				}
+			case inTitle:
+				if title, err = decodeText(title, sc.tok); err != nil {
+					return nil, fmt.Errorf("parse pdftotext output: %w", err)
+				}
 			}
 		}
 	}
-	raw := rawText(pages)
+}
+
+// rawText lays the pages' lines out as Document.Text would be laid out without
+// cleaning (lines joined by a newline, blocks by a blank line, pages by a form
+// feed) and records where each line and page starts in it.
+func rawText(pages []layoutPage) string {
+	var sb strings.Builder
 	for i := range pages {
-		pages[i].lines = mergeNumberLines(pages[i].lines)
+		layRawPage(pages, i, &sb)
 	}
-	return pages, raw, nil
+	return sb.String()
+}
+
+// layRawPage writes page i of the raw text (see rawText) to sb.
+func layRawPage(pages []layoutPage, i int, sb *strings.Builder) {
+	if i > 0 {
+		sb.WriteByte('\f')
+	}
+	p := &pages[i]
+	p.rawOff = sb.Len()
+	for j := range p.lines {
+		if j > 0 {
+			if p.lines[j].block != p.lines[j-1].block {
+				sb.WriteString("\n\n")
+			} else {
+				sb.WriteByte('\n')
+			}
+		}
+		p.lines[j].raw = sb.Len()
+		sb.WriteString(p.lines[j].text)
+	}
+}
+
+// infoLine is an info dictionary entry as pdfinfo prints it and a reader takes
+// it: its first line, trimmed.
+func infoLine(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	return string(bytes.TrimSpace(b))
 }
 
 // sitting says how word b sits after word a on a line.
@@ -170,32 +255,6 @@ func sitting(a, b box) gapGeom {
 
 // noGeom is the sitting of two words nothing is known of: apart, same size.
 var noGeom = gapGeom{ratio: 1, gap: 1}
-
-// rawText lays the pages' lines out as Document.Text would be laid out without
-// cleaning (lines joined by a newline, blocks by a blank line, pages by a form
-// feed) and records where each line and page starts in it.
-func rawText(pages []layoutPage) string {
-	var sb strings.Builder
-	for i := range pages {
-		if i > 0 {
-			sb.WriteByte('\f')
-		}
-		p := &pages[i]
-		p.rawOff = sb.Len()
-		for j := range p.lines {
-			if j > 0 {
-				if p.lines[j].block != p.lines[j-1].block {
-					sb.WriteString("\n\n")
-				} else {
-					sb.WriteByte('\n')
-				}
-			}
-			p.lines[j].raw = sb.Len()
-			sb.WriteString(p.lines[j].text)
-		}
-	}
-	return sb.String()
-}
 
 // mergeNumberLines joins a section number that pdftotext put in a block of its
 // own ("2", "2.1", "A", "IV.") with the heading text beside it on the same
@@ -257,65 +316,6 @@ func wordsGeom(s string) []gapGeom {
 		g[i] = noGeom
 	}
 	return g
-}
-
-// streamGuard passes pdftotext's output to the XML decoder. It drops the C0
-// control bytes (other than tab, newline and carriage return) that pdftotext
-// copies from some fonts into its XML, where they are illegal; UTF-8
-// continuation bytes are all >= 0x80, so dropping bytes is safe. It also stops
-// the stream with a *TextLimitError once more than maxBytes have passed, or when
-// one token (a tag, or the text between two tags) runs past maxToken bytes, so
-// the decoder, which holds a whole token, never holds more. The error is kept in
-// err as well, since the decoder may wrap it.
-type streamGuard struct {
-	r        io.Reader
-	maxBytes int64
-	maxToken int
-	n        int64 // bytes read
-	run      int   // bytes since the last '<' or '>'
-	err      error
-}
-
-func (g *streamGuard) Read(p []byte) (int, error) {
-	if g.err != nil {
-		return 0, g.err
-	}
-	n, err := g.r.Read(p)
-	if g.n += int64(n); g.n > g.maxBytes {
-		g.err = &TextLimitError{What: "bytes of pdftotext output", Limit: g.maxBytes}
-		return 0, g.err
-	}
-	j := 0
-	for _, b := range p[:n] {
-		if b == '<' || b == '>' {
-			g.run = 0
-		} else if g.run++; g.run > g.maxToken {
-			g.err = &TextLimitError{What: "bytes in one XML token", Limit: int64(g.maxToken)}
-			return 0, g.err
-		}
-		if b < 0x20 && b != '\t' && b != '\n' && b != '\r' {
-			continue
-		}
-		p[j] = b
-		j++
-	}
-	return j, err
-}
-
-func attrFloat(t xml.StartElement, name string) float64 {
-	for _, a := range t.Attr {
-		if a.Name.Local == name {
-			f, err := strconv.ParseFloat(a.Value, 64)
-			if err == nil {
-				return f
-			}
-		}
-	}
-	return 0
-}
-
-func attrBox(t xml.StartElement) box {
-	return box{attrFloat(t, "xMin"), attrFloat(t, "yMin"), attrFloat(t, "xMax"), attrFloat(t, "yMax")}
 }
 
 func median(xs []float64) float64 {
