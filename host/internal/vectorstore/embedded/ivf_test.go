@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-
 )
 
 // TestIVFRecallOnClusteredVectors holds the IVF search to recall@10 ≥ 0.95 against
