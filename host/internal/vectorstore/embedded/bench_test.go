@@ -73,19 +73,27 @@ func (m *mixture) draw(rng *rand.Rand, v []float32) {
 }
 
 // passages draws passages of real text and embeds them with the builtin embedder
-// (lectern-lexical-v2-384): a passage is 3 to 6 sentences picked at random from the
-// fixture PDFs' text (extracted by pdftext when the benchmark starts; no fixture
-// text is kept in the repository). Passages are embedded a batch at a time and
-// handed out one by one, so no more than a batch is ever held.
+// (lectern-lexical-v2-384): a passage is 3 to 6 sentences of one fixture PDF, picked
+// at random within a window of passageWindow sentences around a random place, kept
+// in their order, as a passage of a paper keeps to one topic. The text is
+// extracted by pdftext when the benchmark starts; no fixture text is kept in the
+// repository. Passages are embedded a batch at a time and handed out one by one,
+// so no more than a batch is ever held.
 type passages struct {
 	tb        testing.TB
-	sentences []string
+	sentences []string // every document's sentences, documents one after another
+	docStart  []int    // for each sentence, the index of its document's first sentence
+	docEnd    []int    // for each sentence, one past its document's last sentence
 	embedder  *extractive.Extractive
 	batch     [][]float32
 }
 
-// passageBatch is how many passages are embedded at once.
-const passageBatch = 2048
+const (
+	// passageBatch is how many passages are embedded at once.
+	passageBatch = 2048
+	// passageWindow is the span of sentences a passage's sentences come from.
+	passageWindow = 24
+)
 
 func newPassages(tb testing.TB) *passages {
 	tb.Helper()
@@ -93,27 +101,37 @@ func newPassages(tb testing.TB) *passages {
 	require.NoError(tb, err)
 	require.NotEmpty(tb, files)
 	split := regexp.MustCompile(`[.!?]\s+`)
-	var sentences []string
+	d := &passages{tb: tb, embedder: extractive.New(nil)}
 	for _, f := range files {
 		doc, err := pdftext.ExtractFile(tb.Context(), f, nil)
 		require.NoError(tb, err, f)
+		start := len(d.sentences)
 		for _, s := range split.Split(strings.Join(strings.Fields(doc.Text), " "), -1) {
 			if n := len(strings.Fields(s)); n >= 6 && n <= 60 {
-				sentences = append(sentences, s)
+				d.sentences = append(d.sentences, s)
 			}
 		}
+		for range len(d.sentences) - start {
+			d.docStart = append(d.docStart, start)
+			d.docEnd = append(d.docEnd, len(d.sentences))
+		}
 	}
-	require.Greater(tb, len(sentences), 1000, "the fixture PDFs give enough sentences")
-	return &passages{tb: tb, sentences: sentences, embedder: extractive.New(nil)}
+	require.Greater(tb, len(d.sentences), 1000, "the fixture PDFs give enough sentences")
+	return d
 }
 
 func (d *passages) draw(rng *rand.Rand, v []float32) {
 	if len(d.batch) == 0 {
 		texts := make([]string, passageBatch)
 		for i := range texts {
-			parts := make([]string, 3+rng.IntN(4))
-			for j := range parts {
-				parts[j] = d.sentences[rng.IntN(len(d.sentences))]
+			at := rng.IntN(len(d.sentences))
+			lo := max(d.docStart[at], at-passageWindow/2)
+			hi := min(d.docEnd[at], lo+passageWindow)
+			picked := rng.Perm(hi - lo)[:min(hi-lo, 3+rng.IntN(4))]
+			slices.Sort(picked)
+			parts := make([]string, len(picked))
+			for j, k := range picked {
+				parts[j] = d.sentences[lo+k]
 			}
 			texts[i] = strings.Join(parts, ". ") + "."
 		}
@@ -255,7 +273,7 @@ func benchDataset(b *testing.B, name string, n int, data string) {
 func streamPartition(tb testing.TB, n int, rng *rand.Rand, d dataset, queries [][]float32) (*partition, [][]uuid.UUID, time.Duration) {
 	p := testPartition(tb)
 	p.ids, p.papers = make([]uuid.UUID, 0, n), make([]uuid.UUID, 0, n)
-	p.pos = make(map[uuid.UUID]int, n)
+	p.pos.reserve(nil, n)
 	tops := make([]minHeap, len(queries))
 	const batch = 4096
 	rows := make([]float32, 0, batch*benchDim)

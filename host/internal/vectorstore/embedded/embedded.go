@@ -68,7 +68,8 @@ type partition struct {
 	floats   *floatFile // each row exact (normalised float32), for the rerank
 	words    int        // uint64 words per row of signs: ceil(dim/64)
 	signs    []uint64   // len(ids)*words, bit j set when component j is positive; nil unless the sign-bit path serves searches
-	pos      map[uuid.UUID]int
+	pos      rowIndex  // chunk id → row
+	scratch  []float32 // a vector being normalised
 	ivf      *ivf      // nil below exactBelow rows, or when the self-check kept the sign-bit path
 	indexedN int       // rows when the index was last built or refused; 0 for never
 	count    int64     // rows in PostgreSQL when last checked
@@ -78,7 +79,7 @@ type partition struct {
 }
 
 func newPartition(dir string) *partition {
-	return &partition{dir: dir, pos: map[uuid.UUID]int{}}
+	return &partition{dir: dir}
 }
 
 // New returns an embedded store over pool with the default Opts.
@@ -456,7 +457,7 @@ func (p *partition) load(ctx context.Context, pool *pgxpool.Pool, model string, 
 	}
 	defer rows.Close()
 	p.ids, p.papers = make([]uuid.UUID, 0, count), make([]uuid.UUID, 0, count)
-	p.pos = make(map[uuid.UUID]int, count)
+	p.pos.reserve(nil, int(count))
 	var chunkID, paperID uuid.UUID
 	var vec []float32
 	for rows.Next() {
@@ -478,7 +479,7 @@ func (p *partition) load(ctx context.Context, pool *pgxpool.Pool, model string, 
 
 // clear empties the partition, releasing its codes. The caller holds p.mu.
 func (p *partition) clear() {
-	p.dim, p.ids, p.papers, p.signs, p.pos = 0, nil, nil, nil, map[uuid.UUID]int{}
+	p.dim, p.ids, p.papers, p.signs, p.pos = 0, nil, nil, nil, rowIndex{}
 	if p.codes != nil {
 		p.codes.free()
 		p.codes = nil
@@ -519,8 +520,11 @@ func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) error {
 	if len(vec) != p.dim {
 		return nil // refused before it reached PostgreSQL; never mixed in memory
 	}
-	n := normalised(vec)
-	if i, ok := p.pos[chunkID]; ok {
+	if len(p.scratch) != p.dim {
+		p.scratch = make([]float32, p.dim)
+	}
+	n := normalise(p.scratch, vec)
+	if i, ok := p.pos.find(p.ids, chunkID); ok {
 		if err := p.floats.put(i, n); err != nil {
 			return err
 		}
@@ -541,8 +545,8 @@ func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) error {
 	if p.ivf != nil {
 		p.ivf.link(len(p.ids), p.ivf.nearest(n))
 	}
-	p.pos[chunkID] = len(p.ids)
 	p.ids = append(p.ids, chunkID)
+	p.pos.insert(p.ids, chunkID, len(p.ids)-1)
 	p.papers = append(p.papers, paperID)
 	p.codes.append(n)
 	if p.signs != nil {
@@ -555,7 +559,7 @@ func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) error {
 // remove deletes one vector by moving the last row into its place. The caller
 // holds p.mu.
 func (p *partition) remove(chunkID uuid.UUID) error {
-	i, ok := p.pos[chunkID]
+	i, ok := p.pos.find(p.ids, chunkID)
 	if !ok {
 		return nil
 	}
@@ -564,6 +568,11 @@ func (p *partition) remove(chunkID uuid.UUID) error {
 		if err := p.floats.move(i, last); err != nil {
 			return err
 		}
+	}
+	// The index is told while p.ids still holds both rows' ids where it expects them.
+	p.pos.delete(p.ids, chunkID)
+	if i != last {
+		p.pos.move(p.ids, p.ids[last], i)
 	}
 	if p.ivf != nil {
 		p.ivf.removeRow(i)
@@ -574,14 +583,12 @@ func (p *partition) remove(chunkID uuid.UUID) error {
 		if p.signs != nil {
 			copy(p.signs[i*p.words:(i+1)*p.words], p.signs[last*p.words:])
 		}
-		p.pos[p.ids[i]] = i
 	}
 	p.ids, p.papers = p.ids[:last], p.papers[:last]
 	p.codes.pop()
 	if p.signs != nil {
 		p.signs = p.signs[:last*p.words]
 	}
-	delete(p.pos, chunkID)
 	return nil
 }
 
@@ -609,20 +616,24 @@ func signBits(dst []uint64, v []float32) {
 	}
 }
 
-func normalised(v []float32) []float32 {
+// normalised returns v scaled to unit length (zero stays zero).
+func normalised(v []float32) []float32 { return normalise(make([]float32, len(v)), v) }
+
+// normalise writes v scaled to unit length to dst and returns dst.
+func normalise(dst, v []float32) []float32 {
 	var sum float64
 	for _, x := range v {
 		sum += float64(x) * float64(x)
 	}
-	out := make([]float32, len(v))
 	if sum == 0 {
-		return out
+		clear(dst)
+		return dst
 	}
 	inv := float32(1 / math.Sqrt(sum))
 	for i, x := range v {
-		out[i] = x * inv
+		dst[i] = x * inv
 	}
-	return out
+	return dst
 }
 
 type scored struct {

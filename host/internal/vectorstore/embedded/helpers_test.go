@@ -109,3 +109,11 @@ func datasetPartition(tb testing.TB, n int, rng *rand.Rand, d dataset) *partitio
 	}
 	return p
 }
+
+// rowOf is the row of a chunk id the partition holds.
+func rowOf(tb testing.TB, p *partition, id uuid.UUID) int {
+	tb.Helper()
+	i, ok := p.pos.find(p.ids, id)
+	require.True(tb, ok)
+	return i
+}

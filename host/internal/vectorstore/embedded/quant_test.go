@@ -123,7 +123,7 @@ func TestRerankReturnsExactCosines(t *testing.T) {
 		for i, h := range hits {
 			require.Equal(t, want[i].ChunkID, h.ChunkID, "rank %d", i)
 			require.InDelta(t, cosine64(stored[h.ChunkID], q), float64(h.Score), 1e-6)
-			if math.Abs(float64(newQuery(q).approx(p.codes, p.pos[h.ChunkID])-h.Score)) > 1e-5 {
+			if math.Abs(float64(newQuery(q).approx(p.codes, rowOf(t, p, h.ChunkID))-h.Score)) > 1e-5 {
 				misjudged++
 			}
 		}
