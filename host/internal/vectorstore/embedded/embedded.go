@@ -68,12 +68,12 @@ type partition struct {
 	floats   *floatFile // each row exact (normalised float32), for the rerank
 	words    int        // uint64 words per row of signs: ceil(dim/64)
 	signs    []uint64   // len(ids)*words, bit j set when component j is positive; nil unless the sign-bit path serves searches
-	pos      rowIndex  // chunk id → row
-	scratch  []float32 // a vector being normalised
-	ivf      *ivf      // nil below exactBelow rows, or when the self-check kept the sign-bit path
-	indexedN int       // rows when the index was last built or refused; 0 for never
-	count    int64     // rows in PostgreSQL when last checked
-	newest   time.Time // newest created_at in PostgreSQL when last checked
+	pos      rowIndex   // chunk id → row
+	scratch  []float32  // a vector being normalised
+	ivf      *ivf       // nil below exactBelow rows, or when the self-check kept the sign-bit path
+	indexedN int        // rows when the index was last built or refused; 0 for never
+	count    int64      // rows in PostgreSQL when last checked
+	newest   time.Time  // newest created_at in PostgreSQL when last checked
 	checked  time.Time
 	loadedOK bool
 }
