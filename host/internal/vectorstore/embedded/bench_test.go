@@ -174,7 +174,8 @@ func randomQuery(rng *rand.Rand, dim int) []float32 {
 // before the first row to the index built), rss-MB (VmRSS after a garbage
 // collection once the index is built) and ivf-nprobe (0 when the partition kept the
 // sign-bit path). VECTOR_BENCH_SIZES (100k, 1M or both, comma-separated) and
-// VECTOR_BENCH_DATA (clustered, text, isotropic) narrow the run.
+// VECTOR_BENCH_DATA (clustered, text, isotropic) narrow the run;
+// VECTOR_BENCH_SCAN=0 leaves out the scan (50 full scans take long at 1M).
 func BenchmarkVectorSearch(b *testing.B) {
 	for _, size := range []struct {
 		name string
@@ -226,6 +227,9 @@ func benchDataset(b *testing.B, name string, n int, data string) {
 		nprobe = p.ivf.nprobe
 	}
 	for _, mode := range []string{"scan", "shipped"} {
+		if mode == "scan" && os.Getenv("VECTOR_BENCH_SCAN") == "0" {
+			continue
+		}
 		b.Run(name+"/"+mode, func(b *testing.B) {
 			durations := make([]time.Duration, 0, b.N)
 			var found, total int
