@@ -74,12 +74,14 @@ func (p *partition) index() error {
 	}
 	p.indexedN = n
 	p.ivf = nil
-	if p.signs == nil {
-		p.buildSigns()
-	}
 	rng := rand.New(rand.NewPCG(ivfSeed, uint64(n)))
 	x := trainIVF(p.codes, rng)
 	x.assignAll(p.codes)
+	// The self-check compares IVF with the sign-bit path, which needs the sign
+	// bits; built after the training, whose scratch memory is garbage by then.
+	if p.signs == nil {
+		p.buildSigns()
+	}
 	nprobe, err := p.selfCheck(x, rng)
 	if err != nil {
 		return err
