@@ -340,10 +340,11 @@ func (a *App) newHandler(o Options, searchSvc *search.Service) (http.Handler, []
 
 // VectorStore is the vector store the configuration asks for: the embedded store,
 // or with QDRANT_URL set, Qdrant mirrored from it (PostgreSQL keeps every vector).
+// The embedded store keeps its files of exact vectors in LECTERN_DATA_DIR/vectors.
 // closeFn releases the Qdrant connection. A store that cannot be built is an
 // error, never a silent switch to another store.
 func VectorStore(cfg *config.Config, pool *pgxpool.Pool) (vectorstore.Store, func(), error) {
-	truth := embedded.New(pool)
+	truth := embedded.NewWithOpts(pool, embedded.Opts{Dir: filepath.Join(cfg.DataDir, "vectors")})
 	if cfg.QdrantURL == "" {
 		return truth, func() {}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,8 @@ import (
 // and app.New made another for the API.
 func TestIngestWritesTheVectorStoreTheAPISearches(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
+	dataDir := t.TempDir()
+	b := setup(t, map[string]string{"LECTERN_DATA_DIR": dataDir})
 	b.user(t, "ann@example.org", "user")
 	ann := b.signIn(t, "ann@example.org")
 	// One word the paper never uses empties the full-text match (its words are
@@ -43,6 +45,7 @@ func TestIngestWritesTheVectorStoreTheAPISearches(t *testing.T) {
 	found := search()
 	require.NotEmpty(t, found, "the vectors the worker wrote are the ones the API searches")
 	require.Equal(t, paperID, found[0].PaperID)
+	require.DirExists(t, filepath.Join(dataDir, "vectors"), "the embedded store keeps its files of exact vectors under LECTERN_DATA_DIR")
 }
 
 // A vector store the configuration names but that cannot be built stops the host

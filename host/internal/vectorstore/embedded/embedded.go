@@ -1,10 +1,13 @@
 // Package embedded is the default vector store: chunk_embeddings in PostgreSQL is
-// the source of truth, and each embedding model's vectors are held in memory,
-// normalised and packed in one slice, loaded from PostgreSQL on first use. A search
-// scans small partitions exactly. A large one is searched through an inverted-file
+// the source of truth, and each embedding model's vectors (a partition) are loaded
+// from PostgreSQL on first use, streamed row by row into two forms: int8 codes in
+// memory, one byte per component (quant.go), and the exact normalised float32 rows
+// in a file of the partition's own (floatfile.go). A search picks a short list on
+// the codes and rescores it from the file, so scores are exact cosines. Small
+// partitions are scanned whole. A large one is searched through an inverted-file
 // (k-means) index when a self-check at build time shows it finds what exact search
-// finds, and otherwise by sign bits with an exact rerank (docs/vectors.md;
-// measured costs in docs/benchmarks.md).
+// finds, and otherwise by sign bits (docs/vectors.md; measured costs in
+// docs/benchmarks.md).
 //
 // Writes go to PostgreSQL first, in one transaction, and then to memory. Writes by
 // another process (the import command, a second host) are picked up by a cheap
@@ -16,8 +19,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/bits"
+	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,32 +41,56 @@ const RefreshEvery = 30 * time.Second
 // Store is the embedded vector store.
 type Store struct {
 	pool *pgxpool.Pool
+	dir  string
 
 	mu    sync.Mutex
 	parts map[string]*partition
 }
 
-// partition is one model's vectors. ids, papers and the rows of vecs share indexes.
+// Opts are the embedded store's optional settings.
+type Opts struct {
+	// Dir is the directory of the partitions' files of exact vectors (about
+	// dim·4 bytes per vector on disk; each file is unlinked as soon as it is
+	// created). Default os.TempDir(); the host passes LECTERN_DATA_DIR/vectors, as
+	// /tmp may be memory (tmpfs).
+	Dir string
+}
+
+// partition is one model's vectors. ids, papers, the rows of codes and of floats
+// share indexes.
 type partition struct {
 	mu       sync.RWMutex
+	dir      string
 	dim      int
 	ids      []uuid.UUID
 	papers   []uuid.UUID
-	vecs     []float32 // len(ids)*dim, each row normalised
-	words    int       // uint64 words per row of signs: ceil(dim/64)
-	signs    []uint64  // len(ids)*words, bit j set when component j is positive
-	pos      map[uuid.UUID]int
-	ivf      *ivf      // nil below exactBelow rows, or when the self-check kept the sign-bit path
-	indexedN int       // rows when the index was last built or refused; 0 for never
-	count    int64     // rows in PostgreSQL when last checked
-	newest   time.Time // newest created_at in PostgreSQL when last checked
+	codes    *codes     // each row quantised to int8
+	floats   *floatFile // each row exact (normalised float32), for the rerank
+	words    int        // uint64 words per row of signs: ceil(dim/64)
+	signs    []uint64   // len(ids)*words, bit j set when component j is positive; nil unless the sign-bit path serves searches
+	pos      rowIndex   // chunk id → row
+	scratch  []float32  // a vector being normalised
+	ivf      *ivf       // nil below exactBelow rows, or when the self-check kept the sign-bit path
+	indexedN int        // rows when the index was last built or refused; 0 for never
+	count    int64      // rows in PostgreSQL when last checked
+	newest   time.Time  // newest created_at in PostgreSQL when last checked
 	checked  time.Time
 	loadedOK bool
 }
 
-// New returns an embedded store over pool.
-func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, parts: map[string]*partition{}}
+func newPartition(dir string) *partition {
+	return &partition{dir: dir}
+}
+
+// New returns an embedded store over pool with the default Opts.
+func New(pool *pgxpool.Pool) *Store { return NewWithOpts(pool, Opts{}) }
+
+// NewWithOpts returns an embedded store over pool.
+func NewWithOpts(pool *pgxpool.Pool, o Opts) *Store {
+	if o.Dir == "" {
+		o.Dir = os.TempDir()
+	}
+	return &Store{pool: pool, dir: o.Dir, parts: map[string]*partition{}}
 }
 
 var _ vectorstore.Store = (*Store)(nil)
@@ -124,10 +154,14 @@ func (s *Store) Upsert(ctx context.Context, model string, items []vectorstore.It
 	}
 	if p := s.loaded(model); p != nil {
 		p.mu.Lock()
-		for _, it := range items {
-			p.put(it.ChunkID, it.PaperID, it.Vector)
-		}
-		p.index()
+		p.apply(model, func() error {
+			for _, it := range items {
+				if err := p.put(it.ChunkID, it.PaperID, it.Vector); err != nil {
+					return err
+				}
+			}
+			return p.index()
+		})
 		// Keep the staleness check in step with our own write, so it does not
 		// mistake it for another process's and reload.
 		p.count += inserted
@@ -151,10 +185,14 @@ func (s *Store) Delete(ctx context.Context, model string, chunkIDs []uuid.UUID) 
 	if p := s.loaded(model); p != nil {
 		p.mu.Lock()
 		p.count -= tag.RowsAffected()
-		for _, id := range chunkIDs {
-			p.remove(id)
-		}
-		p.index()
+		p.apply(model, func() error {
+			for _, id := range chunkIDs {
+				if err := p.remove(id); err != nil {
+					return err
+				}
+			}
+			return p.index()
+		})
 		p.mu.Unlock()
 	}
 	return nil
@@ -168,23 +206,38 @@ func (s *Store) DeletePaper(ctx context.Context, paperID uuid.UUID) error {
 		return fmt.Errorf("embedded: delete paper: %w", err)
 	}
 	s.mu.Lock()
-	parts := make([]*partition, 0, len(s.parts))
-	for _, p := range s.parts {
-		parts = append(parts, p)
+	parts := make(map[string]*partition, len(s.parts))
+	for model, p := range s.parts {
+		parts[model] = p
 	}
 	s.mu.Unlock()
-	for _, p := range parts {
+	for model, p := range parts {
 		p.mu.Lock()
-		for i := len(p.ids) - 1; i >= 0; i-- {
-			if p.papers[i] == paperID {
-				p.remove(p.ids[i])
-				p.count--
+		p.apply(model, func() error {
+			for i := len(p.ids) - 1; i >= 0; i-- {
+				if p.papers[i] == paperID {
+					if err := p.remove(p.ids[i]); err != nil {
+						return err
+					}
+					p.count--
+				}
 			}
-		}
-		p.index()
+			return p.index()
+		})
 		p.mu.Unlock()
 	}
 	return nil
+}
+
+// apply runs a change of the partition's memory after its write reached
+// PostgreSQL. When the change fails (its file could not be written), the write
+// stands, and the partition is marked stale so the next search loads it again from
+// PostgreSQL. The caller holds p.mu.
+func (p *partition) apply(model string, change func() error) {
+	if err := change(); err != nil {
+		p.loadedOK = false
+		slog.Warn("embedded: the in-memory vectors of a model will be reloaded from PostgreSQL", "model", model, "err", err)
+	}
 }
 
 // Search scans the model's vectors and returns the k with the highest cosine.
@@ -211,46 +264,56 @@ func (s *Store) Search(ctx context.Context, model string, query []float32, k int
 			only[id] = true
 		}
 	}
-	return p.search(normalised(query), k, only), nil
+	return p.search(normalised(query), k, only)
 }
 
 // search returns the k rows (of the papers in only, when set) with the highest dot
-// product with the normalised query q. Small partitions, and searches filtered to
-// a few papers, are scanned exactly. Larger ones scan the rows of the IVF index's
-// nprobe lists nearest q exactly when the partition has an index (see ivf.go), or
-// else go in two passes: the Hamming distance between the rows' and the query's
-// sign bits (binary quantisation, a 32nd of the float work) picks the closest
-// candidates, which are then scored exactly. The caller holds p.mu for reading.
-func (p *partition) search(q []float32, k int, only map[uuid.UUID]bool) []vectorstore.Hit {
+// product with the normalised query q, scored exactly. Small partitions, and
+// searches filtered to a few papers, score every row on its codes. Larger ones
+// score the rows of the IVF index's nprobe lists nearest q when the partition has
+// an index (see ivf.go), or else the candidates nearest by sign bits (the Hamming
+// distance between the rows' and the query's sign bits, a 32nd of the work of the
+// codes). Either way the best rerankDepth(k) by codes are then rescored from the
+// exact rows. The caller holds p.mu for reading.
+func (p *partition) search(q []float32, k int, only map[uuid.UUID]bool) ([]vectorstore.Hit, error) {
+	qq := newQuery(q)
 	if len(p.ids) < exactBelow || only != nil {
-		return p.exact(q, k, only, nil)
+		return p.exact(qq, k, only, nil)
 	}
 	if p.ivf != nil {
-		return p.exact(q, k, nil, p.ivf.rows(q, p.ivf.nprobe))
+		return p.exact(qq, k, nil, p.ivf.rows(q, p.ivf.nprobe))
 	}
-	return p.quantised(q, k)
+	return p.quantised(qq, k)
 }
 
 // quantised is the sign-bit search: Hamming distances pick rerankCount(k)
-// candidates, which are scored exactly.
-func (p *partition) quantised(q []float32, k int) []vectorstore.Hit {
-	return p.exact(q, k, nil, p.candidates(q, p.rerankCount(k)))
+// candidates, which are scored on their codes and then exactly.
+func (p *partition) quantised(q query, k int) ([]vectorstore.Hit, error) {
+	return p.exact(q, k, nil, p.candidates(q.vec, p.rerankCount(k)))
 }
 
-// rerankCount is how many candidates the sign-bit search rescores.
+// rerankCount is how many candidates the sign-bit search scores on their codes.
 func (p *partition) rerankCount(k int) int {
 	return max(k*4, minRerank, len(p.ids)/rerankFraction)
 }
 
+// rerankDepth is how many of the best rows by codes are rescored exactly for k
+// hits: the codes misjudge a cosine by a few thousandths (quant.go), much less
+// than the gap between the 10th and the 40th neighbour.
+func rerankDepth(k int) int { return max(k*rerankPerHit, rerankMin) }
+
 const (
-	// exactBelow is the partition size under which every search is exact.
+	// exactBelow is the partition size under which every search scores every row.
 	exactBelow = 40_000
-	// rerankFraction: a quantised search rescores len/rerankFraction candidates
+	// rerankFraction: a sign-bit search scores len/rerankFraction candidates
 	// (recall@10 at 1M synthetic vectors in docs/benchmarks.md).
 	rerankFraction = 10
-	// minRerank is the fewest candidates a quantised search rescores: the smaller
+	// minRerank is the fewest candidates a sign-bit search scores: the smaller
 	// the partition, the larger the share its true neighbours need.
 	minRerank = 20_000
+	// rerankPerHit and rerankMin size the short list rescored from the exact rows.
+	rerankPerHit = 4
+	rerankMin    = 40
 )
 
 // candidates returns the indexes of the n rows whose sign bits are nearest the
@@ -290,10 +353,12 @@ func (p *partition) candidates(q []float32, n int) []int {
 	return out
 }
 
-// exact scores rows by dot product and keeps the k best: every row, or the rows in
-// rows when it is not nil.
-func (p *partition) exact(q []float32, k int, only map[uuid.UUID]bool, rows []int) []vectorstore.Hit {
-	top := make(minHeap, 0, k+1)
+// exact returns the k rows nearest q by their exact cosine: every row, or the rows
+// in rows when it is not nil, is scored on its codes, and the best rerankDepth(k)
+// of them are rescored from the exact rows.
+func (p *partition) exact(q query, k int, only map[uuid.UUID]bool, rows []int) ([]vectorstore.Hit, error) {
+	depth := rerankDepth(k)
+	top := make(minHeap, 0, depth+1)
 	n := len(p.ids)
 	if rows != nil {
 		n = len(rows)
@@ -306,24 +371,31 @@ func (p *partition) exact(q []float32, k int, only map[uuid.UUID]bool, rows []in
 		if only != nil && !only[p.papers[i]] {
 			continue
 		}
-		row := p.vecs[i*p.dim : (i+1)*p.dim]
-		var dot float32
-		for j, x := range row {
-			dot += x * q[j]
+		pushTop(&top, depth, i, q.approx(p.codes, i))
+	}
+	return p.rerank(q.vec, top, k)
+}
+
+// rerank scores the candidates exactly from the partition's file and returns the k
+// best, best first.
+func (p *partition) rerank(q []float32, cands []scored, k int) ([]vectorstore.Hit, error) {
+	// In file order, so neighbouring rows share reads of the page cache.
+	slices.SortFunc(cands, func(a, b scored) int { return a.i - b.i })
+	vec := make([]float32, p.dim)
+	buf := make([]byte, p.dim*4)
+	top := make(minHeap, 0, k+1)
+	for _, c := range cands {
+		if err := p.floats.read(c.i, vec, buf); err != nil {
+			return nil, err
 		}
-		if len(top) < k {
-			heap.Push(&top, scored{i, dot})
-		} else if dot > top[0].score {
-			top[0] = scored{i, dot}
-			heap.Fix(&top, 0)
-		}
+		pushTop(&top, k, c.i, dot(vec, q))
 	}
 	out := make([]vectorstore.Hit, len(top))
 	for n := len(top) - 1; n >= 0; n-- {
 		sc := heap.Pop(&top).(scored)
 		out[n] = vectorstore.Hit{ChunkID: p.ids[sc.i], PaperID: p.papers[sc.i], Score: sc.score}
 	}
-	return out
+	return out, nil
 }
 
 // loaded returns the model's partition when it is in memory.
@@ -339,7 +411,7 @@ func (s *Store) partition(ctx context.Context, model string) (*partition, error)
 	s.mu.Lock()
 	p, ok := s.parts[model]
 	if !ok {
-		p = &partition{pos: map[uuid.UUID]int{}}
+		p = newPartition(s.dir)
 		s.parts[model] = p
 	}
 	s.mu.Unlock()
@@ -362,15 +434,20 @@ func (s *Store) partition(ctx context.Context, model string) (*partition, error)
 		p.checked = time.Now()
 		return p, nil
 	}
-	if err := p.load(ctx, s.pool, model); err != nil {
+	if err := p.load(ctx, s.pool, model, count); err != nil {
+		p.loadedOK = false
 		return nil, err
 	}
 	p.count, p.newest, p.checked, p.loadedOK = count, nw, time.Now(), true
 	return p, nil
 }
 
-// load replaces the partition's contents with PostgreSQL's. The caller holds p.mu.
-func (p *partition) load(ctx context.Context, pool *pgxpool.Pool, model string) error {
+// load replaces the partition's contents with PostgreSQL's, streaming the rows
+// into codes and file one at a time: at no point are all of a model's float vectors
+// in memory. count, the rows PostgreSQL reported just before, sizes the id slices.
+// The caller holds p.mu.
+func (p *partition) load(ctx context.Context, pool *pgxpool.Pool, model string, count int64) error {
+	p.clear()
 	rows, err := pool.Query(ctx, `
 		SELECT e.chunk_id, c.paper_id, e.vector
 		  FROM chunk_embeddings e JOIN paper_chunks c ON c.id = e.chunk_id
@@ -379,75 +456,154 @@ func (p *partition) load(ctx context.Context, pool *pgxpool.Pool, model string) 
 		return fmt.Errorf("embedded: load %q: %w", model, err)
 	}
 	defer rows.Close()
-	p.dim, p.ids, p.papers, p.vecs, p.signs, p.pos = 0, nil, nil, nil, nil, map[uuid.UUID]int{}
-	p.ivf, p.indexedN = nil, 0
+	p.ids, p.papers = make([]uuid.UUID, 0, count), make([]uuid.UUID, 0, count)
+	p.pos.reserve(nil, int(count))
 	var chunkID, paperID uuid.UUID
 	var vec []float32
 	for rows.Next() {
 		if err := rows.Scan(&chunkID, &paperID, &vec); err != nil {
 			return fmt.Errorf("embedded: load %q: %w", model, err)
 		}
-		p.put(chunkID, paperID, vec)
+		if err := p.put(chunkID, paperID, vec); err != nil {
+			return fmt.Errorf("embedded: load %q: %w", model, err)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("embedded: load %q: %w", model, err)
 	}
-	p.index()
+	if err := p.index(); err != nil {
+		return fmt.Errorf("embedded: load %q: %w", model, err)
+	}
+	return nil
+}
+
+// clear empties the partition, releasing its codes. The caller holds p.mu.
+func (p *partition) clear() {
+	p.dim, p.ids, p.papers, p.signs, p.pos = 0, nil, nil, nil, rowIndex{}
+	if p.codes != nil {
+		p.codes.free()
+		p.codes = nil
+	}
+	p.ivf, p.indexedN = nil, 0
+}
+
+// start prepares the empty partition for rows of dim components. The caller holds
+// p.mu.
+func (p *partition) start(dim int) error {
+	if p.floats == nil {
+		f, err := openFloatFile(p.dir)
+		if err != nil {
+			return err
+		}
+		p.floats = f
+	}
+	if err := p.floats.reset(dim); err != nil {
+		return err
+	}
+	if p.codes != nil {
+		p.codes.free()
+	}
+	p.dim, p.words = dim, (dim+63)/64
+	p.codes = newCodes(dim)
+	p.signs = nil
+	p.ivf, p.indexedN = nil, 0 // the dimension may change
 	return nil
 }
 
 // put adds or replaces one vector. The caller holds p.mu.
-func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) {
+func (p *partition) put(chunkID, paperID uuid.UUID, vec []float32) error {
 	if len(p.ids) == 0 {
-		p.dim = len(vec)
-		p.words = (p.dim + 63) / 64
-		p.signs = p.signs[:0]
-		p.ivf, p.indexedN = nil, 0 // the dimension may change
+		if err := p.start(len(vec)); err != nil {
+			return err
+		}
 	}
 	if len(vec) != p.dim {
-		return // refused before it reached PostgreSQL; never mixed in memory
+		return nil // refused before it reached PostgreSQL; never mixed in memory
 	}
-	n := normalised(vec)
-	if i, ok := p.pos[chunkID]; ok {
-		copy(p.vecs[i*p.dim:], n)
-		signBits(p.signs[i*p.words:(i+1)*p.words], n)
+	if len(p.scratch) != p.dim {
+		p.scratch = make([]float32, p.dim)
+	}
+	n := normalise(p.scratch, vec)
+	if i, ok := p.pos.find(p.ids, chunkID); ok {
+		if err := p.floats.put(i, n); err != nil {
+			return err
+		}
+		p.codes.set(i, n)
+		if p.signs != nil {
+			signBits(p.signs[i*p.words:(i+1)*p.words], n)
+		}
 		p.papers[i] = paperID
 		if p.ivf != nil {
 			p.ivf.unlink(i)
 			p.ivf.link(i, p.ivf.nearest(n))
 		}
-		return
+		return nil
+	}
+	if err := p.floats.put(len(p.ids), n); err != nil {
+		return err
 	}
 	if p.ivf != nil {
 		p.ivf.link(len(p.ids), p.ivf.nearest(n))
 	}
-	p.pos[chunkID] = len(p.ids)
 	p.ids = append(p.ids, chunkID)
+	p.pos.insert(p.ids, chunkID, len(p.ids)-1)
 	p.papers = append(p.papers, paperID)
-	p.vecs = append(p.vecs, n...)
-	p.signs = append(p.signs, make([]uint64, p.words)...)
-	signBits(p.signs[len(p.signs)-p.words:], n)
+	p.codes.append(n)
+	if p.signs != nil {
+		p.signs = append(p.signs, make([]uint64, p.words)...)
+		signBits(p.signs[len(p.signs)-p.words:], n)
+	}
+	return nil
 }
 
 // remove deletes one vector by moving the last row into its place. The caller
 // holds p.mu.
-func (p *partition) remove(chunkID uuid.UUID) {
-	i, ok := p.pos[chunkID]
+func (p *partition) remove(chunkID uuid.UUID) error {
+	i, ok := p.pos.find(p.ids, chunkID)
 	if !ok {
-		return
+		return nil
+	}
+	last := len(p.ids) - 1
+	if i != last {
+		if err := p.floats.move(i, last); err != nil {
+			return err
+		}
+	}
+	// The index is told while p.ids still holds both rows' ids where it expects them.
+	p.pos.delete(p.ids, chunkID)
+	if i != last {
+		p.pos.move(p.ids, p.ids[last], i)
 	}
 	if p.ivf != nil {
 		p.ivf.removeRow(i)
 	}
-	last := len(p.ids) - 1
 	if i != last {
 		p.ids[i], p.papers[i] = p.ids[last], p.papers[last]
-		copy(p.vecs[i*p.dim:(i+1)*p.dim], p.vecs[last*p.dim:])
-		copy(p.signs[i*p.words:(i+1)*p.words], p.signs[last*p.words:])
-		p.pos[p.ids[i]] = i
+		p.codes.move(i, last)
+		if p.signs != nil {
+			copy(p.signs[i*p.words:(i+1)*p.words], p.signs[last*p.words:])
+		}
 	}
-	p.ids, p.papers, p.vecs, p.signs = p.ids[:last], p.papers[:last], p.vecs[:last*p.dim], p.signs[:last*p.words]
-	delete(p.pos, chunkID)
+	p.ids, p.papers = p.ids[:last], p.papers[:last]
+	p.codes.pop()
+	if p.signs != nil {
+		p.signs = p.signs[:last*p.words]
+	}
+	return nil
+}
+
+// buildSigns computes every row's sign bits from its codes (a code keeps its
+// component's sign; one rounded to 0 counts as not positive).
+func (p *partition) buildSigns() {
+	p.signs = make([]uint64, len(p.ids)*p.words)
+	for i := range p.ids {
+		row := p.signs[i*p.words : (i+1)*p.words]
+		for j, c := range p.codes.row(i) {
+			if int8(c) > 0 {
+				row[j/64] |= 1 << (j % 64)
+			}
+		}
+	}
 }
 
 // signBits sets bit j of dst when v[j] is positive.
@@ -460,20 +616,24 @@ func signBits(dst []uint64, v []float32) {
 	}
 }
 
-func normalised(v []float32) []float32 {
+// normalised returns v scaled to unit length (zero stays zero).
+func normalised(v []float32) []float32 { return normalise(make([]float32, len(v)), v) }
+
+// normalise writes v scaled to unit length to dst and returns dst.
+func normalise(dst, v []float32) []float32 {
 	var sum float64
 	for _, x := range v {
 		sum += float64(x) * float64(x)
 	}
-	out := make([]float32, len(v))
 	if sum == 0 {
-		return out
+		clear(dst)
+		return dst
 	}
 	inv := float32(1 / math.Sqrt(sum))
 	for i, x := range v {
-		out[i] = x * inv
+		dst[i] = x * inv
 	}
-	return out
+	return dst
 }
 
 type scored struct {

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"container/heap"
+	"errors"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -53,49 +54,80 @@ type ivf struct {
 	nprobe    int
 }
 
-// index builds, rebuilds or drops the partition's IVF index as its size requires.
-// It is called after a load and after each write batch. The caller holds p.mu.
-func (p *partition) index() {
+// index builds, rebuilds or drops the partition's IVF index as its size requires,
+// after writing out the rows its file is still gathering. It is called after a
+// load and after each write batch. The sign bits are kept only while the sign-bit
+// path serves the partition's searches. The caller holds p.mu.
+func (p *partition) index() error {
+	if p.floats != nil {
+		if err := p.floats.flush(); err != nil {
+			return err
+		}
+	}
 	n := len(p.ids)
 	if n < exactBelow {
-		p.ivf, p.indexedN = nil, 0
-		return
+		p.ivf, p.indexedN, p.signs = nil, 0, nil
+		return nil
 	}
 	if p.indexedN > 0 && n < ivfRebuildFactor*p.indexedN && n*ivfRebuildFactor > p.indexedN {
-		return
+		return nil
 	}
 	p.indexedN = n
 	p.ivf = nil
 	rng := rand.New(rand.NewPCG(ivfSeed, uint64(n)))
-	x := trainIVF(p.vecs, p.dim, n, rng)
-	x.assignAll(p.vecs, n)
-	if nprobe := p.selfCheck(x, rng); nprobe > 0 {
-		x.nprobe = nprobe
-		p.ivf = x
+	x := trainIVF(p.codes, rng)
+	x.assignAll(p.codes)
+	// The self-check compares IVF with the sign-bit path, which needs the sign
+	// bits; built after the training, whose scratch memory is garbage by then.
+	if p.signs == nil {
+		p.buildSigns()
 	}
+	nprobe, err := p.selfCheck(x, rng)
+	if err != nil {
+		return err
+	}
+	if nprobe > 0 {
+		x.nprobe = nprobe
+		p.ivf, p.signs = x, nil
+	}
+	return nil
 }
 
 // selfCheck returns the smallest nprobe (1, 2, 4, ...) at which the IVF search of
 // ivfChecks sample rows, each asked for its 10 nearest other rows, reaches recall@10
 // of max(ivfMinRecall, the sign-bit path's recall − ivfRecallSlack) against exact
 // search while scoring no more vectors (centroids and rows) than the sign-bit path
-// rescores; 0 when no nprobe does, and the partition keeps the sign-bit path.
-func (p *partition) selfCheck(x *ivf, rng *rand.Rand) int {
+// scores; 0 when no nprobe does, and the partition keeps the sign-bit path. The
+// "exact" search here scores every row on its codes and rescores the best from the
+// file, as a search of a small partition does.
+func (p *partition) selfCheck(x *ivf, rng *rand.Rand) (int, error) {
 	n := len(p.ids)
-	queries := make([]int, ivfChecks)
+	queries := make([]query, ivfChecks)
+	rowOf := make([]int, ivfChecks)
+	buf := make([]byte, p.dim*4)
 	for i := range queries {
-		queries[i] = rng.IntN(n)
+		rowOf[i] = rng.IntN(n)
+		v := make([]float32, p.dim)
+		if err := p.floats.read(rowOf[i], v, buf); err != nil {
+			return 0, err
+		}
+		queries[i] = newQuery(v)
 	}
 	truth := make([][]vectorstore.Hit, len(queries))
 	quant := make([][]vectorstore.Hit, len(queries))
+	errs := make([]error, len(queries))
 	parallel(len(queries), func(i int) {
-		q := p.vecs[queries[i]*p.dim : (queries[i]+1)*p.dim]
-		truth[i] = p.exact(q, 11, nil, nil)
-		quant[i] = p.quantised(q, 11)
+		var err1, err2 error
+		truth[i], err1 = p.exact(queries[i], 11, nil, nil)
+		quant[i], err2 = p.quantised(queries[i], 11)
+		errs[i] = errors.Join(err1, err2)
 	})
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
 	recall := func(hits func(i int) []vectorstore.Hit) float64 {
 		found := 0
-		for i, r := range queries {
+		for i, r := range rowOf {
 			want := map[uuid.UUID]bool{}
 			for _, h := range withoutRow(truth[i], p.ids[r]) {
 				want[h.ChunkID] = true
@@ -113,19 +145,23 @@ func (p *partition) selfCheck(x *ivf, rng *rand.Rand) int {
 	for nprobe := 1; nprobe <= x.k; nprobe *= 2 {
 		scanned := 0
 		got := make([][]vectorstore.Hit, len(queries))
-		for i, r := range queries {
-			rows := x.rows(p.vecs[r*p.dim:(r+1)*p.dim], nprobe)
+		for i, q := range queries {
+			rows := x.rows(q.vec, nprobe)
 			scanned += len(rows)
-			got[i] = p.exact(p.vecs[r*p.dim:(r+1)*p.dim], 11, nil, rows)
+			hits, err := p.exact(q, 11, nil, rows)
+			if err != nil {
+				return 0, err
+			}
+			got[i] = hits
 		}
 		if x.k+scanned/len(queries) > budget {
-			return 0
+			return 0, nil
 		}
 		if recall(func(i int) []vectorstore.Hit { return got[i] }) >= target {
-			return nprobe
+			return nprobe, nil
 		}
 	}
-	return 0
+	return 0, nil
 }
 
 // withoutRow drops the query row itself from a top-11 answer, leaving 10.
@@ -140,50 +176,51 @@ func withoutRow(hits []vectorstore.Hit, self uuid.UUID) []vectorstore.Hit {
 }
 
 // trainIVF runs spherical k-means, k = 4·sqrt(n), on a random sample of the n rows
-// of vecs: centroids start at sample rows, and a centroid left empty is moved to a
-// random sample row.
-func trainIVF(vecs []float32, dim, n int, rng *rand.Rand) *ivf {
+// of c, read from their codes: centroids start at sample rows, and a centroid left
+// empty is moved to a random sample row. The sample is not copied: its rows are
+// decoded as they are compared.
+func trainIVF(c *codes, rng *rand.Rand) *ivf {
+	n, dim := c.len(), c.dim
 	k := max(1, int(4*math.Sqrt(float64(n))))
 	sample := rng.Perm(n)[:min(n, ivfSamplePerList*k)]
-	rowsOf := func(rows []int) []float32 {
-		out := make([]float32, 0, len(rows)*dim)
-		for _, r := range rows {
-			out = append(out, vecs[r*dim:(r+1)*dim]...)
-		}
-		return out
+	row := func(i int, dst []float32) { c.dequantise(sample[i], dst) }
+	x := &ivf{k: k, dim: dim, centroids: make([]float32, k*dim)}
+	for i := range k {
+		cen := x.centroids[i*dim : (i+1)*dim]
+		row(i, cen)
+		copy(cen, normalised(cen))
 	}
-	data := rowsOf(sample)
-	x := &ivf{k: k, dim: dim, centroids: rowsOf(sample[:k])}
 	sums := make([]float64, k*dim)
 	counts := make([]int, k)
+	v := make([]float32, dim)
 	for range ivfIterations {
-		assign := x.nearestAll(data, len(sample))
+		assign := x.nearestAll(len(sample), row)
 		clear(sums)
 		clear(counts)
-		for i, c := range assign {
-			counts[c]++
-			row := data[i*dim : (i+1)*dim]
-			sum := sums[int(c)*dim : (int(c)+1)*dim]
-			for j, v := range row {
-				sum[j] += float64(v)
+		for i, cl := range assign {
+			counts[cl]++
+			row(i, v)
+			sum := sums[int(cl)*dim : (int(cl)+1)*dim]
+			for j, val := range v {
+				sum[j] += float64(val)
 			}
 		}
-		for c := range k {
-			cen := x.centroids[c*dim : (c+1)*dim]
-			if counts[c] == 0 {
-				r := rng.IntN(len(sample))
-				copy(cen, data[r*dim:(r+1)*dim])
+		for cl := range k {
+			cen := x.centroids[cl*dim : (cl+1)*dim]
+			if counts[cl] == 0 {
+				row(rng.IntN(len(sample)), cen)
+				copy(cen, normalised(cen))
 				continue
 			}
 			var norm float64
-			for _, v := range sums[c*dim : (c+1)*dim] {
+			for _, v := range sums[cl*dim : (cl+1)*dim] {
 				norm += v * v
 			}
 			if norm == 0 {
 				continue
 			}
 			inv := 1 / math.Sqrt(norm)
-			for j, v := range sums[c*dim : (c+1)*dim] {
+			for j, v := range sums[cl*dim : (cl+1)*dim] {
 				cen[j] = float32(v * inv)
 			}
 		}
@@ -191,24 +228,26 @@ func trainIVF(vecs []float32, dim, n int, rng *rand.Rand) *ivf {
 	return x
 }
 
-// assignAll puts every one of the n rows of vecs in its nearest list.
-func (x *ivf) assignAll(vecs []float32, n int) {
-	assign := x.nearestAll(vecs, n)
+// assignAll puts every row of c in its nearest list.
+func (x *ivf) assignAll(c *codes) {
+	n := c.len()
+	assign := x.nearestAll(n, c.dequantise)
 	x.lists = make([][]int32, x.k)
 	x.list = make([]int32, 0, n)
 	x.slot = make([]int32, 0, n)
-	for r, c := range assign {
-		x.link(r, int(c))
+	for r, cl := range assign {
+		x.link(r, int(cl))
 	}
 }
 
-// nearestAll returns the nearest centroid of each of the n rows of data, using
-// every core. A row's sign bits are compared with the centroids' first (Hamming
-// distance, as in the sign-bit search), and only the ivfAssignCandidates closest
-// centroids by that measure are scored exactly: a row and a centroid with cosine 0.7
-// disagree on about a quarter of the signs, unrelated ones on half, so the nearest
-// centroid is almost never lost. The self-check at build time covers the rest.
-func (x *ivf) nearestAll(data []float32, n int) []int32 {
+// nearestAll returns the nearest centroid of each of n rows, which row writes
+// into a buffer, using every core. A row's sign bits are compared with the
+// centroids' first (Hamming distance, as in the sign-bit search), and only the
+// ivfAssignCandidates closest centroids by that measure are scored exactly: a row
+// and a centroid with cosine 0.7 disagree on about a quarter of the signs,
+// unrelated ones on half, so the nearest centroid is almost never lost. The
+// self-check at build time covers the rest.
+func (x *ivf) nearestAll(n int, row func(i int, dst []float32)) []int32 {
 	words := (x.dim + 63) / 64
 	signs := make([]uint64, x.k*words)
 	for c := range x.k {
@@ -216,21 +255,22 @@ func (x *ivf) nearestAll(data []float32, n int) []int32 {
 	}
 	m := min(ivfAssignCandidates, x.k)
 	out := make([]int32, n)
-	workers := min(n, runtime.GOMAXPROCS(0))
+	workers := max(1, min(n, runtime.GOMAXPROCS(0)))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			rs := make([]uint64, words)
 			cand := make([]int, 0, m+1)
 			dist := make([]int, 0, m+1)
+			v := make([]float32, x.dim)
 			for i := w; i < n; i += workers {
-				row := data[i*x.dim : (i+1)*x.dim]
-				signBits(rs, row)
+				row(i, v)
+				signBits(rs, v)
 				cand, dist = cand[:0], dist[:0]
 				for c := range x.k {
 					d := 0
-					for j, v := range signs[c*words : (c+1)*words] {
-						d += bits.OnesCount64(v ^ rs[j])
+					for j, s := range signs[c*words : (c+1)*words] {
+						d += bits.OnesCount64(s ^ rs[j])
 					}
 					if len(cand) == m && d >= dist[m-1] {
 						continue
@@ -247,7 +287,7 @@ func (x *ivf) nearestAll(data []float32, n int) []int32 {
 				}
 				best, bestScore := int32(0), float32(math.Inf(-1))
 				for _, c := range cand {
-					if s := dot(row, x.centroids[c*x.dim:(c+1)*x.dim]); s > bestScore {
+					if s := dot(v, x.centroids[c*x.dim:(c+1)*x.dim]); s > bestScore {
 						best, bestScore = int32(c), s
 					}
 				}

@@ -7,24 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lectern-research/lectern/host/internal/vectorstore"
 )
-
-// recallAt10 is the share of the exact top 10 that search finds, over queries.
-func recallAt10(p *partition, queries [][]float32) float64 {
-	var found, total int
-	for _, q := range queries {
-		truth := p.exact(q, 10, nil, nil)
-		for _, h := range p.search(q, 10, nil) {
-			if slices.ContainsFunc(truth, func(x vectorstore.Hit) bool { return x.ChunkID == h.ChunkID }) {
-				found++
-			}
-		}
-		total += 10
-	}
-	return float64(found) / float64(total)
-}
 
 // TestIVFRecallOnClusteredVectors holds the IVF search to recall@10 ≥ 0.95 against
 // exact search on 50k clustered vectors, queries drawn apart from the rows.
@@ -32,14 +15,14 @@ func TestIVFRecallOnClusteredVectors(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	d := newMixture(rng, 500, 1)
-	p := datasetPartition(50_000, rng, d)
-	p.index()
+	p := datasetPartition(t, 50_000, rng, d)
+	mustIndex(t, p)
 	require.NotNil(t, p.ivf, "the self-check keeps IVF on clustered vectors")
 	queries := make([][]float32, 40)
 	for i := range queries {
 		queries[i] = datasetQuery(rng, d)
 	}
-	require.GreaterOrEqual(t, recallAt10(p, queries), 0.95)
+	require.GreaterOrEqual(t, recallAt10(t, p, queries), 0.95)
 	rows := p.ivf.rows(queries[0], p.ivf.nprobe)
 	require.Less(t, len(rows), len(p.ids)/4, "IVF scans a small share of the rows")
 }
@@ -50,8 +33,8 @@ func TestIVFFollowsWrites(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	d := newMixture(rng, 200, 1)
-	p := datasetPartition(exactBelow+5_000, rng, d)
-	p.index()
+	p := datasetPartition(t, exactBelow+5_000, rng, d)
+	mustIndex(t, p)
 	require.NotNil(t, p.ivf)
 	built := p.indexedN
 
@@ -59,28 +42,29 @@ func TestIVFFollowsWrites(t *testing.T) {
 	added := make([]uuid.UUID, 300)
 	for i := range added {
 		added[i] = uuid.New()
-		p.put(added[i], paper, datasetQuery(rng, d))
+		mustPut(t, p, added[i], paper, datasetQuery(rng, d))
 	}
 	for _, id := range added[:100] {
-		p.put(id, paper, datasetQuery(rng, d)) // replace
+		mustPut(t, p, id, paper, datasetQuery(rng, d)) // replace
 	}
 	for _, id := range append(slices.Clone(added[100:200]), p.ids[:500]...) {
-		p.remove(id)
+		require.NoError(t, p.remove(id))
 	}
-	p.index()
+	mustIndex(t, p)
 	require.Equal(t, built, p.indexedN, "small changes do not rebuild")
 	requireListsMatchRows(t, p)
 
 	q := datasetQuery(rng, d)
 	id := uuid.New()
-	p.put(id, paper, q)
-	hits := p.search(q, 1, nil)
+	mustPut(t, p, id, paper, q)
+	mustIndex(t, p)
+	hits := mustSearch(t, p, q, 1)
 	require.Equal(t, id, hits[0].ChunkID)
 	requireListsMatchRows(t, p)
 
 	// Growing by the rebuild factor rebuilds (here: as if built at half the size).
 	p.indexedN = len(p.ids)/ivfRebuildFactor - 1
-	p.index()
+	mustIndex(t, p)
 	require.Equal(t, len(p.ids), p.indexedN)
 	requireListsMatchRows(t, p)
 }
