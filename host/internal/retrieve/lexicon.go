@@ -1,0 +1,214 @@
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/lectern-research/lectern/host/internal/bm25"
+	"github.com/lectern-research/lectern/host/internal/papers"
+)
+
+// lexicon is the lexical ranking: an in-process BM25 index of every passage
+// (package bm25), kept in step with PostgreSQL, which stays the truth. It loads
+// every passage's tsvector on first use; before each search it reads the change
+// log (papers.PassageChanges) and reloads the papers named there, so a search
+// sees every write committed before it started, whichever node made it. Who may
+// see a paper is asked of PostgreSQL at each search (papers.PrivateVisibleIDs),
+// and the passages returned are read again under the visibility predicate.
+type lexicon struct {
+	store *papers.Store
+	index *bm25.Index
+
+	mu      sync.Mutex // one catch-up at a time; guards the fields below
+	loaded  bool
+	horizon uint64
+	// seen is the change applied per paper, for changes at or above horizon: a
+	// long transaction holds the horizon back, and those changes would otherwise
+	// be reloaded at every search.
+	seen map[uuid.UUID]uint64
+	// caughtUp is when the last catch-up that completed began.
+	caughtUp time.Time
+}
+
+func newLexicon(store *papers.Store) *lexicon {
+	return &lexicon{store: store, index: bm25.New(), seen: map[uuid.UUID]uint64{}}
+}
+
+// catchUp brings the index up to every change committed before asOf. When a
+// catch-up that began after asOf has completed meanwhile, there is nothing to do.
+func (l *lexicon) catchUp(ctx context.Context, asOf time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.loaded && l.caughtUp.After(asOf) {
+		return nil
+	}
+	began := time.Now()
+	if err := l.readChanges(ctx); err != nil {
+		return err
+	}
+	l.caughtUp = began
+	return nil
+}
+
+func (l *lexicon) readChanges(ctx context.Context) error {
+	if !l.loaded {
+		return l.load(ctx)
+	}
+	changes, horizon, err := l.store.PassageChanges(ctx, l.horizon)
+	if err != nil {
+		return fmt.Errorf("retrieve: lexical index: %w", err)
+	}
+	var stale []uuid.UUID
+	for _, c := range changes {
+		if l.seen[c.PaperID] != c.XID {
+			stale = append(stale, c.PaperID)
+		}
+	}
+	if len(stale) > 0 {
+		rows, err := l.store.PassageTermsOf(ctx, stale)
+		if err != nil {
+			return fmt.Errorf("retrieve: lexical index: %w", err)
+		}
+		byPaper := make(map[uuid.UUID]*bm25.Paper, len(stale))
+		for _, id := range stale {
+			byPaper[id] = &bm25.Paper{ID: id}
+		}
+		if err := addPassages(byPaper, rows); err != nil {
+			return err
+		}
+		l.index.ReplacePapers(paperList(byPaper))
+	}
+	for id, xid := range l.seen {
+		if xid < horizon {
+			delete(l.seen, id)
+		}
+	}
+	for _, c := range changes {
+		l.seen[c.PaperID] = c.XID
+	}
+	l.horizon = horizon
+	return nil
+}
+
+// load reads every passage into the index.
+func (l *lexicon) load(ctx context.Context) error {
+	byPaper := map[uuid.UUID]*bm25.Paper{}
+	horizon, err := l.store.AllPassageTerms(ctx, func(p papers.PassageTerms) error {
+		return addPassages(byPaper, []papers.PassageTerms{p})
+	})
+	if err != nil {
+		return fmt.Errorf("retrieve: lexical index: %w", err)
+	}
+	l.index.ReplacePapers(paperList(byPaper))
+	l.horizon, l.loaded = horizon, true
+	return nil
+}
+
+// addPassages parses rows' vectors into their papers in byPaper, adding a paper
+// when missing.
+func addPassages(byPaper map[uuid.UUID]*bm25.Paper, rows []papers.PassageTerms) error {
+	for _, r := range rows {
+		terms, length, err := bm25.ParseTSVector(r.Vector)
+		if err != nil {
+			return fmt.Errorf("retrieve: lexical index: passage %s: %w", r.ID, err)
+		}
+		p := byPaper[r.PaperID]
+		if p == nil {
+			p = &bm25.Paper{ID: r.PaperID}
+			byPaper[r.PaperID] = p
+		}
+		p.Public = r.Public
+		p.Passages = append(p.Passages, bm25.Passage{ID: r.ID, PaperID: r.PaperID, ChunkIndex: r.ChunkIndex,
+			Terms: terms, Length: length})
+	}
+	return nil
+}
+
+func paperList(byPaper map[uuid.UUID]*bm25.Paper) []bm25.Paper {
+	out := make([]bm25.Paper, 0, len(byPaper))
+	for _, p := range byPaper {
+		out = append(out, *p)
+	}
+	return out
+}
+
+// errUnsupported says the index cannot evaluate a query; Lexical ranks it.
+var errUnsupported = errors.New("retrieve: query not supported by the lexical index")
+
+// search ranks, by BM25 over the index, the n passages best matching q among the
+// papers userID may see, restricted to paperIDs when given, with each passage's
+// paper, section and pages read from PostgreSQL under the visibility predicate.
+func (l *lexicon) search(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, n int) ([]Passage, error) {
+	if err := l.catchUp(ctx, time.Now()); err != nil {
+		return nil, err
+	}
+	text, err := l.store.TSQuery(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
+	}
+	query, err := bm25.ParseQuery(text)
+	if errors.Is(err, bm25.ErrUnsupported) {
+		return nil, errUnsupported
+	}
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
+	}
+	if query.Empty() {
+		return nil, nil
+	}
+	private, err := l.store.PrivateVisibleIDs(ctx, userID)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
+	}
+	params := bm25.SearchParams{Limit: n, Allow: setOf(private).has}
+	if len(paperIDs) > 0 {
+		params.Only = setOf(paperIDs)
+	}
+	params.Candidate = func(ids []uuid.UUID) (map[uuid.UUID]bool, error) {
+		return l.store.MatchingPassages(ctx, q, ids)
+	}
+	hits, err := l.index.Search(query, params)
+	if err != nil || len(hits) == 0 {
+		return nil, err
+	}
+	ids := make([]uuid.UUID, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	found, err := l.store.VisiblePassages(ctx, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: lexical hits: %w", err)
+	}
+	byID := make(map[uuid.UUID]papers.Passage, len(found))
+	for _, p := range found {
+		byID[p.ChunkID] = p
+	}
+	out := make([]Passage, 0, len(hits))
+	for _, h := range hits {
+		p, ok := byID[h.ID]
+		if !ok {
+			continue // hidden since the visibility was read
+		}
+		p.Score, p.Snippet = h.Score, ""
+		out = append(out, passage(p))
+	}
+	return out, nil
+}
+
+// set is a set of ids.
+type set map[uuid.UUID]bool
+
+func setOf(ids []uuid.UUID) set {
+	s := make(set, len(ids))
+	for _, id := range ids {
+		s[id] = true
+	}
+	return s
+}
+
+func (s set) has(id uuid.UUID) bool { return s[id] }
