@@ -83,6 +83,61 @@ func forEachPassageTerms(rows pgx.Rows, each func(PassageTerms) error) error {
 	return err
 }
 
+// IndexSearchInputs is what a search of the index asks PostgreSQL first, in one
+// round trip (SearchInputs).
+type IndexSearchInputs struct {
+	// Changes are the changes made by transactions at or above the since asked
+	// for that have committed, and Horizon the xmin of the snapshot they were read
+	// in: the since of the next call.
+	Changes []PassageChange
+	Horizon uint64
+	// TSQuery is the query as the tsquery PostgreSQL matches passages with, in its
+	// text form ('' when it holds no lexeme).
+	TSQuery string
+	// PrivateVisible are the papers userID may see that not everyone may: the
+	// private papers in their library. With the public papers they are what
+	// visiblePredicate lets userID see.
+	PrivateVisible []uuid.UUID
+}
+
+// SearchInputs reads, in one round trip, the passage changes since the
+// transaction id since, query (a web-search query) as a tsquery, and the private
+// papers userID may see.
+func (st *Store) SearchInputs(ctx context.Context, userID uuid.UUID, query string, since uint64) (IndexSearchInputs, error) {
+	var in IndexSearchInputs
+	batch := &pgx.Batch{}
+	batch.Queue(`
+		SELECT pg_snapshot_xmin(pg_current_snapshot())::text, c.paper_id, c.xid::text
+		  FROM (SELECT 1) one
+		  LEFT JOIN paper_chunk_changes c ON c.xid >= $1::text::xid8`, strconv.FormatUint(since, 10))
+	batch.Queue(`SELECT websearch_to_tsquery('english', $1)::text`, query)
+	batch.Queue(`
+		SELECT p.id FROM user_library ul JOIN papers p ON p.id = ul.paper_id
+		 WHERE ul.user_id = $1 AND NOT `+publicPredicate, userID)
+	res := st.pool.SendBatch(ctx, batch)
+	defer res.Close()
+	rows, err := res.Query()
+	if err != nil {
+		return in, fmt.Errorf("papers: passage changes: %w", err)
+	}
+	if in.Changes, in.Horizon, err = scanChanges(rows); err != nil {
+		return in, fmt.Errorf("papers: passage changes: %w", err)
+	}
+	if err := res.QueryRow().Scan(&in.TSQuery); err != nil {
+		return in, fmt.Errorf("papers: parse the query: %w", err)
+	}
+	if rows, err = res.Query(); err != nil {
+		return in, fmt.Errorf("papers: private visible ids: %w", err)
+	}
+	if in.PrivateVisible, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID]); err != nil {
+		return in, fmt.Errorf("papers: private visible ids: %w", err)
+	}
+	if err := res.Close(); err != nil {
+		return in, fmt.Errorf("papers: search inputs: %w", err)
+	}
+	return in, nil
+}
+
 // PassageChanges returns the changes made by transactions at or above since that
 // have committed, and the xmin of the snapshot they were read in, which is the
 // since of the next call.
@@ -94,12 +149,22 @@ func (st *Store) PassageChanges(ctx context.Context, since uint64) ([]PassageCha
 	if err != nil {
 		return nil, 0, fmt.Errorf("papers: passage changes: %w", err)
 	}
+	changes, horizon, err := scanChanges(rows)
+	if err != nil {
+		return nil, 0, fmt.Errorf("papers: passage changes: %w", err)
+	}
+	return changes, horizon, nil
+}
+
+// scanChanges reads the change log's rows: the snapshot's xmin on each, and a
+// change on each but a lone row of the outer join.
+func scanChanges(rows pgx.Rows) ([]PassageChange, uint64, error) {
 	var out []PassageChange
 	var horizon uint64
 	var h string
 	var paper *uuid.UUID
 	var xid *string
-	_, err = pgx.ForEachRow(rows, []any{&h, &paper, &xid}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&h, &paper, &xid}, func() error {
 		var err error
 		if horizon, err = strconv.ParseUint(h, 10, 64); err != nil {
 			return err
@@ -112,37 +177,7 @@ func (st *Store) PassageChanges(ctx context.Context, since uint64) ([]PassageCha
 		out = append(out, c)
 		return err
 	})
-	if err != nil {
-		return nil, 0, fmt.Errorf("papers: passage changes: %w", err)
-	}
-	return out, horizon, nil
-}
-
-// PrivateVisibleIDs returns the papers userID may see that not everyone may: the
-// private papers in their library. With the public papers they are what
-// visiblePredicate lets userID see.
-func (st *Store) PrivateVisibleIDs(ctx context.Context, userID uuid.UUID) ([]uuid.UUID, error) {
-	rows, err := st.pool.Query(ctx, `
-		SELECT p.id FROM user_library ul JOIN papers p ON p.id = ul.paper_id
-		 WHERE ul.user_id = $1 AND NOT `+publicPredicate, userID)
-	if err != nil {
-		return nil, fmt.Errorf("papers: private visible ids: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil {
-		return nil, fmt.Errorf("papers: private visible ids: %w", err)
-	}
-	return out, nil
-}
-
-// TSQuery returns query, a web-search query, as the tsquery PostgreSQL matches
-// passages with, in its text form (” when it holds no lexeme).
-func (st *Store) TSQuery(ctx context.Context, query string) (string, error) {
-	var text string
-	if err := st.pool.QueryRow(ctx, `SELECT websearch_to_tsquery('english', $1)::text`, query).Scan(&text); err != nil {
-		return "", fmt.Errorf("papers: parse the query: %w", err)
-	}
-	return text, nil
+	return out, horizon, err
 }
 
 // MatchingPassages returns which of the passages ids query, a web-search query,

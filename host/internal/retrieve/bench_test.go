@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -80,9 +81,16 @@ func BenchmarkHybridSearch(b *testing.B) {
 	_, err = pool.Exec(ctx, `ANALYZE papers; ANALYZE paper_chunks; ANALYZE chunk_embeddings`)
 	require.NoError(b, err)
 	indexed := New(pool, lex, store)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
 	start := time.Now()
 	require.NoError(b, indexed.Warm(ctx))
-	b.Logf("lexical index of %d passages loaded in %v", indexed.lex.index.Len(), time.Since(start))
+	took := time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.Logf("lexical index of %d passages: loaded in %v, %.1f MiB of heap", indexed.lex.index.Len(), took,
+		float64(after.HeapAlloc-before.HeapAlloc)/(1<<20))
 	capped := New(pool, lex, store)
 	capped.capped = true
 

@@ -18,7 +18,8 @@ import (
 // every passage's tsvector on first use; before each search it reads the change
 // log (papers.PassageChanges) and reloads the papers named there, so a search
 // sees every write committed before it started, whichever node made it. Who may
-// see a paper is asked of PostgreSQL at each search (papers.PrivateVisibleIDs),
+// see a paper is asked of PostgreSQL at each search (papers.SearchInputs, in the
+// same round trip as the change log and the query's parse),
 // and the passages returned are read again under the visibility predicate.
 type lexicon struct {
 	store *papers.Store
@@ -48,21 +49,56 @@ func (l *lexicon) catchUp(ctx context.Context, asOf time.Time) error {
 		return nil
 	}
 	began := time.Now()
-	if err := l.readChanges(ctx); err != nil {
-		return err
+	if !l.loaded {
+		if err := l.load(ctx); err != nil {
+			return err
+		}
+	} else {
+		changes, horizon, err := l.store.PassageChanges(ctx, l.horizon)
+		if err != nil {
+			return fmt.Errorf("retrieve: lexical index: %w", err)
+		}
+		if err := l.apply(ctx, changes, horizon); err != nil {
+			return err
+		}
 	}
 	l.caughtUp = began
 	return nil
 }
 
-func (l *lexicon) readChanges(ctx context.Context) error {
-	if !l.loaded {
-		return l.load(ctx)
+// since is the transaction id to read the change log from, loading the index
+// first when it is not loaded.
+func (l *lexicon) since(ctx context.Context, asOf time.Time) (uint64, error) {
+	l.mu.Lock()
+	loaded, horizon := l.loaded, l.horizon
+	l.mu.Unlock()
+	if loaded {
+		return horizon, nil
 	}
-	changes, horizon, err := l.store.PassageChanges(ctx, l.horizon)
-	if err != nil {
-		return fmt.Errorf("retrieve: lexical index: %w", err)
+	if err := l.catchUp(ctx, asOf); err != nil {
+		return 0, err
 	}
+	return l.since(ctx, asOf)
+}
+
+// applyRead applies changes read (with their horizon) by a search that began at
+// asOf, unless a catch-up that began later has been applied.
+func (l *lexicon) applyRead(ctx context.Context, changes []papers.PassageChange, horizon uint64, asOf time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.caughtUp.After(asOf) {
+		return nil
+	}
+	if err := l.apply(ctx, changes, horizon); err != nil {
+		return err
+	}
+	l.caughtUp = asOf
+	return nil
+}
+
+// apply reloads the papers named by changes that the index has not applied yet,
+// and moves the horizon. Call it with l.mu held.
+func (l *lexicon) apply(ctx context.Context, changes []papers.PassageChange, horizon uint64) error {
 	var stale []uuid.UUID
 	for _, c := range changes {
 		if l.seen[c.PaperID] != c.XID {
@@ -144,14 +180,19 @@ var errUnsupported = errors.New("retrieve: query not supported by the lexical in
 // papers userID may see, restricted to paperIDs when given, with each passage's
 // paper, section and pages read from PostgreSQL under the visibility predicate.
 func (l *lexicon) search(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, n int) ([]Passage, error) {
-	if err := l.catchUp(ctx, time.Now()); err != nil {
+	began := time.Now()
+	since, err := l.since(ctx, began)
+	if err != nil {
 		return nil, err
 	}
-	text, err := l.store.TSQuery(ctx, q)
+	in, err := l.store.SearchInputs(ctx, userID, q, since)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
-	query, err := bm25.ParseQuery(text)
+	if err := l.applyRead(ctx, in.Changes, in.Horizon, began); err != nil {
+		return nil, err
+	}
+	query, err := bm25.ParseQuery(in.TSQuery)
 	if errors.Is(err, bm25.ErrUnsupported) {
 		return nil, errUnsupported
 	}
@@ -161,11 +202,7 @@ func (l *lexicon) search(ctx context.Context, userID uuid.UUID, q string, paperI
 	if query.Empty() {
 		return nil, nil
 	}
-	private, err := l.store.PrivateVisibleIDs(ctx, userID)
-	if err != nil {
-		return nil, fmt.Errorf("retrieve: %w", err)
-	}
-	params := bm25.SearchParams{Limit: n, Allow: setOf(private).has}
+	params := bm25.SearchParams{Limit: n, Allow: setOf(in.PrivateVisible).has}
 	if len(paperIDs) > 0 {
 		params.Only = setOf(paperIDs)
 	}
