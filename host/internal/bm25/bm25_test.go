@@ -178,9 +178,10 @@ func TestSearchScoresLikeBM25(t *testing.T) {
 	require.Empty(t, score("'absent'"))
 }
 
-// The collection statistics count public passages only: a private paper, whoever
-// may see it, moves no score of a public passage.
-func TestPrivatePapersDoNotMoveScores(t *testing.T) {
+// The collection statistics count the passages the caller may see: another
+// user's private paper moves no score, while the caller's own private papers
+// count (a library of uploads still weighs rare words more).
+func TestStatisticsCountWhatTheCallerMaySee(t *testing.T) {
 	t.Parallel()
 	ix := New()
 	public := Paper{ID: uuid.New(), Public: true}
@@ -194,15 +195,20 @@ func TestPrivatePapersDoNotMoveScores(t *testing.T) {
 	for i := range 50 {
 		private.Passages = append(private.Passages, passage(private.ID, i, "model", "model", "x", "y", "z", "w"))
 	}
+	private.Passages = append(private.Passages, passage(private.ID, 50, "rare", "x", "y", "z", "w", "v"))
 	ix.ReplacePapers([]Paper{private})
 	after, err := ix.Search(q, SearchParams{Limit: 5})
 	require.NoError(t, err)
-	require.Equal(t, before, after, "not allowed: not returned, and the public scores are unchanged")
+	require.Equal(t, before, after, "not the caller's: not returned, and the scores are unchanged")
 
-	mine, err := ix.Search(q, SearchParams{Limit: 100, Allow: func(id uuid.UUID) bool { return id == private.ID }})
+	mine, err := ix.Search(q, SearchParams{Limit: 100, Private: []uuid.UUID{private.ID}})
 	require.NoError(t, err)
 	require.Len(t, mine, 51)
-	require.Contains(t, mine, before[0], "the public passage keeps its score beside the allowed private ones")
+	require.Less(t, mine[len(mine)-1].Score, before[0].Score, "in the owner's collection, model is common")
+
+	either, err := ix.Search(mustQuery(t, "'rare' | 'model'"), SearchParams{Limit: 1, Private: []uuid.UUID{private.ID}})
+	require.NoError(t, err)
+	require.Equal(t, private.Passages[50].ID, either[0].ID, "the rare word outweighs twice the common one")
 }
 
 // Replacing a paper replaces its passages; an empty paper is removed; after

@@ -5,10 +5,11 @@
 // queries (ParseQuery of websearch_to_tsquery's output), so a passage matches here
 // exactly when `search_vector @@ query` holds in PostgreSQL, except that a phrase
 // is read as all of its words (Query.Phrase; the caller checks those passages).
-// Which passages a caller may see is the caller's to say (SearchParams.Allow);
-// the index only knows whether a paper is public, because the collection
-// statistics (document frequencies, average length) are counted over public
-// passages only: what one user keeps private never moves another user's ranking.
+// Which passages a caller may see is the caller's to say (SearchParams.Private);
+// the index only knows whether a paper is public. The collection statistics
+// (document frequencies, average length) are counted over the passages the
+// caller may see, so what one user keeps private never moves another user's
+// ranking, and a library of private uploads still has its rare words weigh more.
 //
 // The index is safe for concurrent use: searches share a read lock, and
 // ReplacePapers takes the write lock. It is internal to the host; its API is not
@@ -61,7 +62,6 @@ type Index struct {
 	// Over live passages of public papers: how many, and their total length.
 	publicDocs   int
 	publicLength int64
-	allLength    int64 // over all live passages
 	scratch      sync.Pool
 }
 
@@ -85,6 +85,7 @@ type paperSlot struct {
 	id     uuid.UUID
 	public bool
 	docs   []uint32 // ordinals of its live passages
+	length int64    // their total length
 }
 
 // New returns an empty index.
@@ -124,7 +125,7 @@ func (ix *Index) replace(p Paper) {
 	}
 	ps := &ix.papers[slot]
 	for _, d := range ps.docs {
-		ix.count(ps.public, &ix.docs[d], -1)
+		ix.count(ps, &ix.docs[d], -1)
 		ix.docs[d].live = false
 		ix.dead++
 	}
@@ -134,7 +135,7 @@ func (ix *Index) replace(p Paper) {
 		ord := uint32(len(ix.docs))
 		ix.docs = append(ix.docs, doc{id: pas.ID, paper: slot, chunk: int32(pas.ChunkIndex),
 			length: uint32(pas.Length), live: true})
-		ix.count(p.Public, &ix.docs[ord], 1)
+		ix.count(ps, &ix.docs[ord], 1)
 		ps.docs = append(ps.docs, ord)
 		for _, t := range pas.Terms {
 			pl := ix.postings[t.Lexeme]
@@ -148,10 +149,10 @@ func (ix *Index) replace(p Paper) {
 	}
 }
 
-// count adds sign times d to the collection statistics.
-func (ix *Index) count(public bool, d *doc, sign int) {
-	ix.allLength += int64(sign) * int64(d.length)
-	if public {
+// count adds sign times d, a passage of ps, to the collection statistics.
+func (ix *Index) count(ps *paperSlot, d *doc, sign int) {
+	ps.length += int64(sign) * int64(d.length)
+	if ps.public {
 		ix.publicDocs += sign
 		ix.publicLength += int64(sign) * int64(d.length)
 	}
@@ -195,9 +196,9 @@ func (ix *Index) compact() {
 type SearchParams struct {
 	// Limit is how many passages come back, best first.
 	Limit int
-	// Allow says whether the caller may see a private paper's passages (public
-	// papers' are always allowed). Nil allows none.
-	Allow func(paperID uuid.UUID) bool
+	// Private are the private papers the caller may see (public papers' passages
+	// are always allowed).
+	Private []uuid.UUID
 	// Only, when not nil, restricts the search to passages of these papers.
 	Only map[uuid.UUID]bool
 	// Candidate, when not nil, is asked about each passage that matches only if
@@ -233,8 +234,12 @@ func (ix *Index) Search(q *Query, p SearchParams) ([]Hit, error) {
 	defer ix.mu.RUnlock()
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
-	ix.accumulate(q, s)
-	allowed := ix.allowFunc(p)
+	v := ix.view(p)
+	ix.accumulate(q, s, v)
+	allowed := func(slot int32) bool {
+		ps := &ix.papers[slot]
+		return v.sees(ps, slot) && (p.Only == nil || p.Only[ps.id])
+	}
 	var sure, unsure hitHeap
 	keep := func(h *hitHeap, d uint32, limit int) {
 		if h.Len() == limit && s.score[d] < (*h)[0].Score {
@@ -298,16 +303,12 @@ func (ix *Index) getScratch() *scratch {
 
 // accumulate adds each live passage's BM25 score over q's scored terms into
 // s.score and the terms it holds into s.mask, listing the passages touched.
-func (ix *Index) accumulate(q *Query, s *scratch) {
-	n := float64(ix.publicDocs)
+func (ix *Index) accumulate(q *Query, s *scratch, v view) {
+	n := float64(v.docs)
 	avgdl := 1.0
-	switch {
-	case ix.publicDocs > 0:
-		avgdl = float64(ix.publicLength) / n
-	case len(ix.docs) > ix.dead:
-		avgdl = float64(ix.allLength) / float64(len(ix.docs)-ix.dead)
+	if v.docs > 0 {
+		avgdl = max(float64(v.length)/n, 1)
 	}
-	avgdl = max(avgdl, 1)
 	for t, lexeme := range q.Terms {
 		pl := ix.postings[lexeme]
 		if pl == nil {
@@ -324,7 +325,7 @@ func (ix *Index) accumulate(q *Query, s *scratch) {
 		}
 		df := 0
 		for _, d := range pl.docs {
-			if dd := &ix.docs[d]; dd.live && ix.papers[dd.paper].public {
+			if dd := &ix.docs[d]; dd.live && v.sees(&ix.papers[dd.paper], dd.paper) {
 				df++
 			}
 		}
@@ -348,25 +349,31 @@ func (s *scratch) mark(d uint32, bit uint64) {
 	s.mask[d] |= bit
 }
 
-// allowFunc turns p's Allow and Only into a test of a paper slot, deciding each
-// slot once.
-func (ix *Index) allowFunc(p SearchParams) func(slot int32) bool {
-	decided := map[int32]bool{}
-	return func(slot int32) bool {
-		ps := &ix.papers[slot]
-		if p.Only != nil && !p.Only[ps.id] {
-			return false
+// view is the collection one caller may see: the public papers and their
+// private ones.
+type view struct {
+	private map[int32]bool // slots of the private papers the caller may see
+	docs    int            // live passages in the view
+	length  int64          // their total length
+}
+
+func (ix *Index) view(p SearchParams) view {
+	v := view{private: make(map[int32]bool, len(p.Private)), docs: ix.publicDocs, length: ix.publicLength}
+	for _, id := range p.Private {
+		slot, ok := ix.slotOf[id]
+		if !ok || v.private[slot] || ix.papers[slot].public {
+			continue
 		}
-		if ps.public {
-			return true
-		}
-		ok, seen := decided[slot]
-		if !seen {
-			ok = p.Allow != nil && p.Allow(ps.id)
-			decided[slot] = ok
-		}
-		return ok
+		v.private[slot] = true
+		v.docs += len(ix.papers[slot].docs)
+		v.length += ix.papers[slot].length
 	}
+	return v
+}
+
+// sees says whether the caller may see the paper in slot.
+func (v view) sees(ps *paperSlot, slot int32) bool {
+	return ps.public || v.private[slot]
 }
 
 func (ix *Index) hit(d uint32, score float64) Hit {

@@ -202,7 +202,7 @@ func (l *lexicon) search(ctx context.Context, userID uuid.UUID, q string, paperI
 	if query.Empty() {
 		return nil, nil
 	}
-	params := bm25.SearchParams{Limit: n, Allow: setOf(in.PrivateVisible).has}
+	params := bm25.SearchParams{Limit: n, Private: in.PrivateVisible}
 	if len(paperIDs) > 0 {
 		params.Only = setOf(paperIDs)
 	}
@@ -237,15 +237,10 @@ func (l *lexicon) search(ctx context.Context, userID uuid.UUID, q string, paperI
 	return out, nil
 }
 
-// set is a set of ids.
-type set map[uuid.UUID]bool
-
-func setOf(ids []uuid.UUID) set {
-	s := make(set, len(ids))
+func setOf(ids []uuid.UUID) map[uuid.UUID]bool {
+	s := make(map[uuid.UUID]bool, len(ids))
 	for _, id := range ids {
 		s[id] = true
 	}
 	return s
 }
-
-func (s set) has(id uuid.UUID) bool { return s[id] }
