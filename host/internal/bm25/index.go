@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"container/heap"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -62,7 +63,11 @@ type Index struct {
 	// Over live passages of public papers: how many, and their total length.
 	publicDocs   int
 	publicLength int64
-	scratch      sync.Pool
+	// scratch holds the per-passage accumulators of searches, and slots bounds the
+	// searches running at once to the processors: a search is pure computation,
+	// and each one's accumulators take 16 bytes a passage.
+	scratch sync.Pool
+	slots   chan struct{}
 }
 
 // postings lists the passages holding one lexeme, by ascending ordinal, with the
@@ -90,7 +95,8 @@ type paperSlot struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{postings: map[string]*postings{}, slotOf: map[uuid.UUID]int32{}}
+	return &Index{postings: map[string]*postings{}, slotOf: map[uuid.UUID]int32{},
+		slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
 // Len is the number of live passages.
@@ -230,6 +236,23 @@ func (ix *Index) Search(q *Query, p SearchParams) ([]Hit, error) {
 	if q.Empty() || p.Limit <= 0 {
 		return nil, nil
 	}
+	out, unsure := ix.rank(q, p)
+	if len(unsure) > 0 && p.Candidate != nil {
+		// Outside the lock: Candidate asks PostgreSQL.
+		more, err := verify(unsure, out, p)
+		if err != nil {
+			return nil, err
+		}
+		out = merge(out, more, p.Limit)
+	}
+	return out, nil
+}
+
+// rank returns the best p.Limit passages that surely match q, best first, and
+// those that match if q's phrases hold.
+func (ix *Index) rank(q *Query, p SearchParams) (sure, unsure []Hit) {
+	ix.slots <- struct{}{}
+	defer func() { <-ix.slots }()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	s := ix.getScratch()
@@ -240,7 +263,7 @@ func (ix *Index) Search(q *Query, p SearchParams) ([]Hit, error) {
 		ps := &ix.papers[slot]
 		return v.sees(ps, slot) && (p.Only == nil || p.Only[ps.id])
 	}
-	var sure, unsure hitHeap
+	var best hitHeap
 	keep := func(h *hitHeap, d uint32, limit int) {
 		if h.Len() == limit && s.score[d] < (*h)[0].Score {
 			return
@@ -260,7 +283,7 @@ func (ix *Index) Search(q *Query, p SearchParams) ([]Hit, error) {
 		m := s.mask[d]
 		switch {
 		case q.root.lower(m):
-			keep(&sure, d, p.Limit)
+			keep(&best, d, p.Limit)
 		case q.Phrase && q.root.upper(m):
 			unsure = append(unsure, ix.hit(d, s.score[d]))
 		}
@@ -278,15 +301,7 @@ func (ix *Index) Search(q *Query, p SearchParams) ([]Hit, error) {
 		s.score[d], s.mask[d] = 0, 0
 	}
 	s.touched = s.touched[:0]
-	out := sure.sorted()
-	if len(unsure) > 0 && p.Candidate != nil {
-		more, err := verify(unsure, out, p)
-		if err != nil {
-			return nil, err
-		}
-		out = merge(out, more, p.Limit)
-	}
-	return out, nil
+	return best.sorted(), unsure
 }
 
 func (ix *Index) getScratch() *scratch {

@@ -16,11 +16,11 @@ import (
 // lexicon is the lexical ranking: an in-process BM25 index of every passage
 // (package bm25), kept in step with PostgreSQL, which stays the truth. It loads
 // every passage's tsvector on first use; before each search it reads the change
-// log (papers.PassageChanges) and reloads the papers named there, so a search
-// sees every write committed before it started, whichever node made it. Who may
-// see a paper is asked of PostgreSQL at each search (papers.SearchInputs, in the
-// same round trip as the change log and the query's parse),
-// and the passages returned are read again under the visibility predicate.
+// log and reloads the papers named there, so a search sees every write committed
+// before it started, whichever node made it. Who may see a paper is asked of
+// PostgreSQL at each search, in the same round trip as the change log and the
+// query's parse (papers.SearchInputs), and the passages returned are read again
+// under the visibility predicate.
 type lexicon struct {
 	store *papers.Store
 	index *bm25.Index
