@@ -53,10 +53,17 @@ type Paper struct {
 }
 
 // Index is the inverted index. The zero value is not usable; call New.
+//
+// Passages are numbered by ordinal in the order they were added; what a search
+// reads for every posting (the passage's paper, -1 once removed, and its length)
+// is kept in dense arrays apart from what it reads for the passages it returns.
 type Index struct {
 	mu       sync.RWMutex
 	postings map[string]*postings
-	docs     []doc
+	paperOf  []int32  // by ordinal: index into papers, or -1 for a removed passage
+	length   []uint32 // by ordinal: the passage's length in indexed words
+	ids      []uuid.UUID
+	chunks   []int32
 	papers   []paperSlot
 	slotOf   map[uuid.UUID]int32
 	dead     int
@@ -78,14 +85,6 @@ type postings struct {
 	freqs []uint8
 }
 
-type doc struct {
-	id     uuid.UUID
-	paper  int32 // index into papers
-	chunk  int32
-	length uint32
-	live   bool
-}
-
 type paperSlot struct {
 	id     uuid.UUID
 	public bool
@@ -103,7 +102,7 @@ func New() *Index {
 func (ix *Index) Len() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return len(ix.docs) - ix.dead
+	return len(ix.ids) - ix.dead
 }
 
 // ReplacePapers makes each paper's passages and visibility those given,
@@ -114,7 +113,7 @@ func (ix *Index) ReplacePapers(papers []Paper) {
 	for _, p := range papers {
 		ix.replace(p)
 	}
-	if ix.dead > 1000 && ix.dead > len(ix.docs)/4 {
+	if ix.dead > 1000 && ix.dead > len(ix.ids)/4 {
 		ix.compact()
 	}
 }
@@ -130,19 +129,20 @@ func (ix *Index) replace(p Paper) {
 		ix.slotOf[p.ID] = slot
 	}
 	ps := &ix.papers[slot]
+	ix.count(ps, 0)
 	for _, d := range ps.docs {
-		ix.count(ps, &ix.docs[d], -1)
-		ix.docs[d].live = false
+		ix.paperOf[d] = -1
 		ix.dead++
 	}
-	ps.docs = ps.docs[:0]
-	ps.public = p.Public
+	ps.docs, ps.length, ps.public = ps.docs[:0], 0, p.Public
 	for _, pas := range p.Passages {
-		ord := uint32(len(ix.docs))
-		ix.docs = append(ix.docs, doc{id: pas.ID, paper: slot, chunk: int32(pas.ChunkIndex),
-			length: uint32(pas.Length), live: true})
-		ix.count(ps, &ix.docs[ord], 1)
+		ord := uint32(len(ix.ids))
+		ix.ids = append(ix.ids, pas.ID)
+		ix.chunks = append(ix.chunks, int32(pas.ChunkIndex))
+		ix.paperOf = append(ix.paperOf, slot)
+		ix.length = append(ix.length, uint32(pas.Length))
 		ps.docs = append(ps.docs, ord)
+		ps.length += int64(pas.Length)
 		for _, t := range pas.Terms {
 			pl := ix.postings[t.Lexeme]
 			if pl == nil {
@@ -153,31 +153,35 @@ func (ix *Index) replace(p Paper) {
 			pl.freqs = append(pl.freqs, uint8(min(t.Freq, 255)))
 		}
 	}
+	ix.count(ps, 1)
 }
 
-// count adds sign times d, a passage of ps, to the collection statistics.
-func (ix *Index) count(ps *paperSlot, d *doc, sign int) {
-	ps.length += int64(sign) * int64(d.length)
+// count adds sign times the paper's passages to the public statistics when the
+// paper is public.
+func (ix *Index) count(ps *paperSlot, sign int) {
 	if ps.public {
-		ix.publicDocs += sign
-		ix.publicLength += int64(sign) * int64(d.length)
+		ix.publicDocs += sign * len(ps.docs)
+		ix.publicLength += int64(sign) * ps.length
 	}
 }
 
-// compact drops dead passages and renumbers the live ones.
+// compact drops removed passages and renumbers the live ones.
 func (ix *Index) compact() {
-	renum := make([]uint32, len(ix.docs))
-	docs := make([]doc, 0, len(ix.docs)-ix.dead)
-	for i, d := range ix.docs {
-		if d.live {
-			renum[i] = uint32(len(docs))
-			docs = append(docs, d)
+	renum := make([]uint32, len(ix.ids))
+	live := len(ix.ids) - ix.dead
+	ids, chunks := make([]uuid.UUID, 0, live), make([]int32, 0, live)
+	paperOf, length := make([]int32, 0, live), make([]uint32, 0, live)
+	for d, slot := range ix.paperOf {
+		if slot >= 0 {
+			renum[d] = uint32(len(ids))
+			ids, chunks = append(ids, ix.ids[d]), append(chunks, ix.chunks[d])
+			paperOf, length = append(paperOf, slot), append(length, ix.length[d])
 		}
 	}
 	for lexeme, pl := range ix.postings {
 		n := 0
 		for j, d := range pl.docs {
-			if ix.docs[d].live {
+			if ix.paperOf[d] >= 0 {
 				pl.docs[n], pl.freqs[n] = renum[d], pl.freqs[j]
 				n++
 			}
@@ -194,7 +198,7 @@ func (ix *Index) compact() {
 			ix.papers[i].docs[j] = renum[d]
 		}
 	}
-	ix.docs = docs
+	ix.ids, ix.chunks, ix.paperOf, ix.length = ids, chunks, paperOf, length
 	ix.dead = 0
 }
 
@@ -222,11 +226,13 @@ type Hit struct {
 	Score      float64
 }
 
-// scratch is one search's per-passage accumulators, reused between searches.
+// scratch is one search's accumulators, reused between searches.
 type scratch struct {
-	score   []float64
-	mask    []uint64
-	touched []uint32
+	score   []float64 // by ordinal
+	mask    []uint64  // by ordinal: the query's terms the passage holds
+	touched []uint32  // ordinals whose mask is not zero
+	sees    []bool    // by paper slot: the caller may see the paper
+	allowed []bool    // by paper slot: sees, and within SearchParams.Only
 }
 
 // Search ranks every allowed passage matching q by BM25 over q's terms outside
@@ -257,40 +263,33 @@ func (ix *Index) rank(q *Query, p SearchParams) (sure, unsure []Hit) {
 	defer ix.mu.RUnlock()
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
-	v := ix.view(p)
-	ix.accumulate(q, s, v)
-	allowed := func(slot int32) bool {
-		ps := &ix.papers[slot]
-		return v.sees(ps, slot) && (p.Only == nil || p.Only[ps.id])
-	}
+	docs, length := ix.view(p, s)
+	ix.accumulate(q, s, docs, length)
+	m := newMatcher(q)
 	var best hitHeap
-	keep := func(h *hitHeap, d uint32, limit int) {
-		if h.Len() == limit && s.score[d] < (*h)[0].Score {
-			return
-		}
-		hit := ix.hit(d, s.score[d])
-		if h.Len() < limit {
-			heap.Push(h, hit)
-		} else if better(hit, (*h)[0]) {
-			(*h)[0] = hit
-			heap.Fix(h, 0)
-		}
-	}
 	visit := func(d uint32) {
-		if !ix.docs[d].live || !allowed(ix.docs[d].paper) {
-			return
-		}
-		m := s.mask[d]
-		switch {
-		case q.root.lower(m):
-			keep(&best, d, p.Limit)
-		case q.Phrase && q.root.upper(m):
+		switch m.match(s.mask[d]) {
+		case matchSure:
+			score := s.score[d]
+			if best.Len() == p.Limit && score < best[0].Score {
+				return
+			}
+			hit := ix.hit(d, score)
+			if best.Len() < p.Limit {
+				heap.Push(&best, hit)
+			} else if better(hit, best[0]) {
+				best[0] = hit
+				heap.Fix(&best, 0)
+			}
+		case matchUnsure:
 			unsure = append(unsure, ix.hit(d, s.score[d]))
 		}
 	}
 	if q.matchesNone {
-		for d := range ix.docs {
-			visit(uint32(d))
+		for d, slot := range ix.paperOf {
+			if slot >= 0 && s.allowed[slot] {
+				visit(uint32(d))
+			}
 		}
 	} else {
 		for _, d := range s.touched {
@@ -309,21 +308,50 @@ func (ix *Index) getScratch() *scratch {
 	if s == nil {
 		s = &scratch{}
 	}
-	if len(s.score) < len(ix.docs) {
-		s.score = make([]float64, len(ix.docs)+len(ix.docs)/8)
+	if len(s.score) < len(ix.ids) {
+		s.score = make([]float64, len(ix.ids)+len(ix.ids)/8)
 		s.mask = make([]uint64, len(s.score))
+	}
+	if len(s.sees) < len(ix.papers) {
+		s.sees = make([]bool, len(ix.papers)+len(ix.papers)/8)
+		s.allowed = make([]bool, len(s.sees))
 	}
 	return s
 }
 
-// accumulate adds each live passage's BM25 score over q's scored terms into
-// s.score and the terms it holds into s.mask, listing the passages touched.
-func (ix *Index) accumulate(q *Query, s *scratch, v view) {
-	n := float64(v.docs)
-	avgdl := 1.0
-	if v.docs > 0 {
-		avgdl = max(float64(v.length)/n, 1)
+// view fills s.sees and s.allowed for the caller of p, and returns the number
+// and total length of the live passages the caller may see: the collection
+// whose statistics score the search.
+func (ix *Index) view(p SearchParams, s *scratch) (docs int, length int64) {
+	docs, length = ix.publicDocs, ix.publicLength
+	for slot := range ix.papers {
+		s.sees[slot] = ix.papers[slot].public
 	}
+	for _, id := range p.Private {
+		slot, ok := ix.slotOf[id]
+		if !ok || s.sees[slot] {
+			continue
+		}
+		s.sees[slot] = true
+		docs += len(ix.papers[slot].docs)
+		length += ix.papers[slot].length
+	}
+	for slot := range ix.papers {
+		s.allowed[slot] = s.sees[slot] && (p.Only == nil || p.Only[ix.papers[slot].id])
+	}
+	return docs, length
+}
+
+// accumulate adds each allowed passage's BM25 score over q's scored terms into
+// s.score and the terms it holds into s.mask, listing the passages touched. A
+// term's document frequency counts the passages the caller may see.
+func (ix *Index) accumulate(q *Query, s *scratch, docs int, length int64) {
+	n := float64(docs)
+	avgdl := 1.0
+	if docs > 0 {
+		avgdl = max(float64(length)/n, 1)
+	}
+	paperOf, lengths, score, mask := ix.paperOf, ix.length, s.score, s.mask
 	for t, lexeme := range q.Terms {
 		pl := ix.postings[lexeme]
 		if pl == nil {
@@ -332,68 +360,40 @@ func (ix *Index) accumulate(q *Query, s *scratch, v view) {
 		bit := uint64(1) << t
 		if !q.scored[t] {
 			for _, d := range pl.docs {
-				if ix.docs[d].live {
-					s.mark(d, bit)
+				if slot := paperOf[d]; slot >= 0 && s.allowed[slot] {
+					if mask[d] == 0 {
+						s.touched = append(s.touched, d)
+					}
+					mask[d] |= bit
 				}
 			}
 			continue
 		}
 		df := 0
 		for _, d := range pl.docs {
-			if dd := &ix.docs[d]; dd.live && v.sees(&ix.papers[dd.paper], dd.paper) {
+			if slot := paperOf[d]; slot >= 0 && s.sees[slot] {
 				df++
 			}
 		}
 		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+		// BM25's term weight is idf·tf·(k1+1) / (tf + k1·(1−b) + k1·b·len/avgdl).
+		c0, c1 := k1*(1-b), k1*b/avgdl
 		for j, d := range pl.docs {
-			dd := &ix.docs[d]
-			if !dd.live {
+			if slot := paperOf[d]; slot < 0 || !s.allowed[slot] {
 				continue
 			}
-			s.mark(d, bit)
+			if mask[d] == 0 {
+				s.touched = append(s.touched, d)
+			}
+			mask[d] |= bit
 			tf := float64(pl.freqs[j])
-			s.score[d] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(dd.length)/avgdl))
+			score[d] += idf * tf * (k1 + 1) / (tf + c0 + c1*float64(lengths[d]))
 		}
 	}
-}
-
-func (s *scratch) mark(d uint32, bit uint64) {
-	if s.mask[d] == 0 {
-		s.touched = append(s.touched, d)
-	}
-	s.mask[d] |= bit
-}
-
-// view is the collection one caller may see: the public papers and their
-// private ones.
-type view struct {
-	private map[int32]bool // slots of the private papers the caller may see
-	docs    int            // live passages in the view
-	length  int64          // their total length
-}
-
-func (ix *Index) view(p SearchParams) view {
-	v := view{private: make(map[int32]bool, len(p.Private)), docs: ix.publicDocs, length: ix.publicLength}
-	for _, id := range p.Private {
-		slot, ok := ix.slotOf[id]
-		if !ok || v.private[slot] || ix.papers[slot].public {
-			continue
-		}
-		v.private[slot] = true
-		v.docs += len(ix.papers[slot].docs)
-		v.length += ix.papers[slot].length
-	}
-	return v
-}
-
-// sees says whether the caller may see the paper in slot.
-func (v view) sees(ps *paperSlot, slot int32) bool {
-	return ps.public || v.private[slot]
 }
 
 func (ix *Index) hit(d uint32, score float64) Hit {
-	dd := &ix.docs[d]
-	return Hit{ID: dd.id, PaperID: ix.papers[dd.paper].id, ChunkIndex: int(dd.chunk), Score: score}
+	return Hit{ID: ix.ids[d], PaperID: ix.papers[ix.paperOf[d]].id, ChunkIndex: int(ix.chunks[d]), Score: score}
 }
 
 // better orders hits: higher score, then paper id, then passage order.

@@ -262,3 +262,66 @@ func (p *queryParser) unary() (*node, error) {
 	}
 	return &node{kind: nodeTerm, term: t}, nil
 }
+
+// match says whether a passage holding a set of a query's terms matches it.
+type match uint8
+
+const (
+	matchUnknown match = iota // not worked out yet (matcher's table)
+	matchNo
+	matchUnsure // only if the query's phrases hold
+	matchSure
+)
+
+// matcher answers match for the masks of one query quickly: any mask at all for
+// a query that ORs its terms, a table filled as masks come for up to
+// matcherTableTerms terms, the query's tree otherwise.
+type matcher struct {
+	q     *Query
+	anyOf bool
+	table []match
+}
+
+const matcherTableTerms = 16
+
+func newMatcher(q *Query) *matcher {
+	m := &matcher{q: q, anyOf: q.root.kind == nodeTerm}
+	if q.root.kind == nodeOr {
+		m.anyOf = true
+		for _, c := range q.root.children {
+			m.anyOf = m.anyOf && c.kind == nodeTerm
+		}
+	}
+	if !m.anyOf && len(q.Terms) <= matcherTableTerms {
+		m.table = make([]match, 1<<len(q.Terms))
+	}
+	return m
+}
+
+func (m *matcher) match(mask uint64) match {
+	switch {
+	case m.anyOf:
+		if mask != 0 {
+			return matchSure
+		}
+		return matchNo
+	case m.table != nil:
+		if r := m.table[mask]; r != matchUnknown {
+			return r
+		}
+		r := m.eval(mask)
+		m.table[mask] = r
+		return r
+	}
+	return m.eval(mask)
+}
+
+func (m *matcher) eval(mask uint64) match {
+	switch {
+	case m.q.root.lower(mask):
+		return matchSure
+	case m.q.root.upper(mask):
+		return matchUnsure
+	}
+	return matchNo
+}
