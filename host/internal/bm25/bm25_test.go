@@ -224,7 +224,21 @@ func TestReplaceAndCompact(t *testing.T) {
 		}
 		papers = append(papers, p)
 	}
-	ix.ReplacePapers(papers)
+	ix.ReplacePapers(papers[:100])
+	ix.AppendPapers(papers[100:200])
+	for _, p := range papers[200:] { // a load: a paper's passages in two parts
+		ix.AppendPapers([]Paper{{ID: p.ID, Public: true, Passages: p.Passages[:2]}})
+		ix.AppendPapers([]Paper{{ID: p.ID, Public: true, Passages: p.Passages[2:]}})
+	}
+	require.Equal(t, 1500, ix.Len())
+	q := mustQuery(t, "'word' & 'p7'")
+	before, err := ix.Search(q, SearchParams{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, before, 5)
+	ix.ReplacePapers(papers[250:260])
+	again, err := ix.Search(q, SearchParams{Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, before, again, "the same passages again: the same statistics")
 	require.Equal(t, 1500, ix.Len())
 
 	changed := Paper{ID: papers[0].ID, Public: true, Passages: []Passage{passage(papers[0].ID, 0, "fresh", "p0")}}

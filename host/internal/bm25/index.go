@@ -118,24 +118,53 @@ func (ix *Index) ReplacePapers(papers []Paper) {
 	}
 }
 
-func (ix *Index) replace(p Paper) {
-	slot, ok := ix.slotOf[p.ID]
-	if !ok {
-		if len(p.Passages) == 0 {
-			return
+// AppendPapers adds passages to papers, keeping those the index holds of them:
+// a load adds a paper's passages as they come.
+func (ix *Index) AppendPapers(papers []Paper) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for _, p := range papers {
+		slot, ok := ix.slot(p)
+		if !ok {
+			continue
 		}
-		slot = int32(len(ix.papers))
+		ps := &ix.papers[slot]
+		ix.count(ps, -1)
+		ps.public = p.Public
+		ix.add(slot, p.Passages)
+	}
+}
+
+// slot returns the slot of p, making one when p has passages.
+func (ix *Index) slot(p Paper) (int32, bool) {
+	slot, ok := ix.slotOf[p.ID]
+	if !ok && len(p.Passages) > 0 {
+		slot, ok = int32(len(ix.papers)), true
 		ix.papers = append(ix.papers, paperSlot{id: p.ID})
 		ix.slotOf[p.ID] = slot
 	}
+	return slot, ok
+}
+
+func (ix *Index) replace(p Paper) {
+	slot, ok := ix.slot(p)
+	if !ok {
+		return
+	}
 	ps := &ix.papers[slot]
-	ix.count(ps, 0)
+	ix.count(ps, -1)
 	for _, d := range ps.docs {
 		ix.paperOf[d] = -1
 		ix.dead++
 	}
 	ps.docs, ps.length, ps.public = ps.docs[:0], 0, p.Public
-	for _, pas := range p.Passages {
+	ix.add(slot, p.Passages)
+}
+
+// add indexes passages of the paper in slot and counts the paper again.
+func (ix *Index) add(slot int32, passages []Passage) {
+	ps := &ix.papers[slot]
+	for _, pas := range passages {
 		ord := uint32(len(ix.ids))
 		ix.ids = append(ix.ids, pas.ID)
 		ix.chunks = append(ix.chunks, int32(pas.ChunkIndex))

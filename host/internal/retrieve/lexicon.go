@@ -131,16 +131,25 @@ func (l *lexicon) apply(ctx context.Context, changes []papers.PassageChange, hor
 	return nil
 }
 
-// load reads every passage into the index.
+// load reads every passage into the index, a thousand at a time, so that no
+// more than those are held parsed besides the index.
 func (l *lexicon) load(ctx context.Context) error {
-	byPaper := map[uuid.UUID]*bm25.Paper{}
+	batch := map[uuid.UUID]*bm25.Paper{}
+	rows := 0
 	horizon, err := l.store.AllPassageTerms(ctx, func(p papers.PassageTerms) error {
-		return addPassages(byPaper, []papers.PassageTerms{p})
+		if err := addPassages(batch, []papers.PassageTerms{p}); err != nil {
+			return err
+		}
+		if rows++; rows%1000 == 0 {
+			l.index.AppendPapers(paperList(batch))
+			clear(batch)
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("retrieve: lexical index: %w", err)
 	}
-	l.index.ReplacePapers(paperList(byPaper))
+	l.index.AppendPapers(paperList(batch))
 	l.horizon, l.loaded = horizon, true
 	return nil
 }
