@@ -39,14 +39,14 @@ func BenchmarkSearch(b *testing.B) {
 		}
 		p.Passages = append(p.Passages, passage(p.ID, i%perPaper, ws...))
 	}
-	start := time.Now()
+	start, startCPU := time.Now(), cpuTime()
 	ix := New()
-	ix.ReplacePapers(papers)
-	took := time.Since(start)
+	ix.AppendPapers(papers)
+	took, tookCPU := time.Since(start), cpuTime()-startCPU
 	papers = nil
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	b.Logf("index of %d passages: built in %v, %.1f MiB of heap", ix.Len(), took,
+	b.Logf("index of %d passages: built in %v (%v of CPU), %.1f MiB of heap", ix.Len(), took, tookCPU,
 		float64(after.HeapAlloc-before.HeapAlloc)/(1<<20))
 
 	for _, q := range []struct{ name, text string }{
