@@ -207,13 +207,19 @@ func (a *App) build(ctx context.Context, o Options) error {
 }
 
 // Start brings the parts that run on their own up: the LLM gateway gets its
-// assignments again, and the job queue starts working.
+// assignments again, the lexical index loads, and the job queue starts working.
 func (a *App) Start(ctx context.Context) error {
 	// A gateway whose database was reset gets every assignment again from the
 	// sealed settings, the source of truth.
 	if err := a.GW.Sync(ctx); err != nil {
 		a.Logger.Error("register the assigned models with the LLM gateway", "error", err)
 	}
+	// The lexical index loads in the background; a search before it is ready waits.
+	go func() {
+		if err := a.Retriever.Warm(ctx); err != nil && ctx.Err() == nil {
+			a.Logger.Warn("load the lexical index; the first search will try again", "error", err)
+		}
+	}()
 	return a.Jobs.Start(ctx)
 }
 

@@ -82,8 +82,12 @@ func viewPredicate(view, scope string) (string, error) {
 // from an instance-level feed (discovered_by NULL, SPEC rule 4), or is in the caller's
 // library. A paper's discoverer gains nothing from that alone. Other packages never
 // see this fragment: they call Visible, VisibleIDs and the Visible... reads.
-const visiblePredicate = `(p.visibility = 'public' OR p.discovered_by IS NULL OR EXISTS (
+const visiblePredicate = `(` + publicPredicate + ` OR EXISTS (
 	SELECT 1 FROM user_library vl WHERE vl.user_id = $1 AND vl.paper_id = p.id))`
+
+// publicPredicate is the part of visiblePredicate that holds for every user: the
+// paper is public or came from an instance-level feed.
+const publicPredicate = `(p.visibility = 'public' OR p.discovered_by IS NULL)`
 
 // ExclusionPredicate is the one canonical exclusion of Pulse and the recommender: a
 // paper the caller finished or trashed, or gave negative feedback in the last 60

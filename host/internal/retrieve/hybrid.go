@@ -2,9 +2,11 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/google/uuid"
@@ -26,11 +28,34 @@ type Retriever struct {
 	pool     *pgxpool.Pool
 	embedder embedding.Embedder
 	vectors  vectorstore.Store
+	lex      *lexicon
+	// capped ranks words in PostgreSQL (Lexical) instead of the index; the
+	// benchmark compares the two.
+	capped bool
 }
 
-// New returns a Retriever; embedder and vectors may be nil.
+// New returns a Retriever; embedder and vectors may be nil. Its lexical index is
+// loaded on the first search (or by Warm).
 func New(pool *pgxpool.Pool, embedder embedding.Embedder, vectors vectorstore.Store) *Retriever {
-	return &Retriever{pool: pool, embedder: embedder, vectors: vectors}
+	return &Retriever{pool: pool, embedder: embedder, vectors: vectors, lex: newLexicon(papers.New(pool))}
+}
+
+// Warm loads the lexical index now rather than on the first search.
+func (r *Retriever) Warm(ctx context.Context) error {
+	return r.lex.catchUp(ctx, time.Now())
+}
+
+// lexical is the lexical ranking: every passage matching q ranked by BM25 in the
+// index, or, for a query the index cannot evaluate (a prefix, more than
+// bm25.MaxTerms words), Lexical's capped ranking in PostgreSQL.
+func (r *Retriever) lexical(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, n int) ([]Passage, error) {
+	if !r.capped {
+		out, err := r.lex.search(ctx, userID, q, paperIDs, n)
+		if !errors.Is(err, errUnsupported) {
+			return out, err
+		}
+	}
+	return Lexical(ctx, r.pool, userID, q, paperIDs, n)
 }
 
 // Search returns the limit passages best matching q among papers userID may see,
@@ -116,7 +141,7 @@ func AnyWords(text string) string {
 func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
 	n := candidates(limit)
 	if r.embedder == nil || r.vectors == nil {
-		lexical, err := Lexical(ctx, r.pool, userID, q, paperIDs, n)
+		lexical, err := r.lexical(ctx, userID, q, paperIDs, n)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +152,7 @@ func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq string, 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		var err error
-		lexical, err = Lexical(gctx, r.pool, userID, q, paperIDs, n)
+		lexical, err = r.lexical(gctx, userID, q, paperIDs, n)
 		return err
 	})
 	g.Go(func() error {

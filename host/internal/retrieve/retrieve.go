@@ -1,6 +1,7 @@
 // Package retrieve finds passages (paper chunks) for a question, limited to papers
-// the caller may see: lexical rank over PostgreSQL's full-text index and vector
-// similarity from the vector store, fused by reciprocal rank fusion.
+// the caller may see: BM25 over every full-text match (an in-process index kept in
+// step with PostgreSQL, lexicon.go) and vector similarity from the vector store,
+// fused by reciprocal rank fusion.
 package retrieve
 
 import (
@@ -47,7 +48,8 @@ func passage(p papers.Passage) Passage {
 }
 
 // lexicalCandidates caps the matching passages Lexical ranks (see there); the
-// figures are in docs/benchmarks.md.
+// figures are in docs/benchmarks.md. The Retriever ranks with its index instead and
+// uses Lexical only for queries the index cannot evaluate.
 const lexicalCandidates = 1000
 
 // Lexical returns the passages best matching q by full-text rank among papers
