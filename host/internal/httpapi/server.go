@@ -92,12 +92,7 @@ func NewHandler(deps Deps) (*chi.Mux, []Route) {
 			Detail: r.Method + " is not allowed on " + r.URL.Path})
 	})
 	for _, rt := range routes {
-		mw := []func(http.Handler) http.Handler{deps.Auth.Resolve(rt.Resolver), limitBody(maxBody(rt), bodyLimitDetails[rt.Method+" "+rt.Pattern])}
-		if slots := slotsOf(rt); slots != nil {
-			// After the caller is known: a request refused 401 never waits.
-			mw = append(mw, slots)
-		}
-		r.With(mw...).Method(rt.Method, rt.Pattern, rt.Handler)
+		r.With(deps.Auth.Resolve(rt.Resolver), limitBody(maxBody(rt), bodyLimitDetails[rt.Method+" "+rt.Pattern])).Method(rt.Method, rt.Pattern, rt.Handler)
 	}
 	return r, routes
 }
