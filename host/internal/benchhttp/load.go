@@ -177,7 +177,7 @@ func (lv *Level) print(w io.Writer, routes []route) {
 		row(r.Name, fmt.Sprint(r.Weight), lv.Routes[r.Name], lv.Non2xx[r.Name])
 		total += lv.Non2xx[r.Name]
 	}
-	row("overall", "", lv.Overall, total)
+	row("overall", fmt.Sprint(weights(routes)), lv.Overall, total)
 	codes := make([]string, 0, len(lv.Codes))
 	for c := range lv.Codes {
 		codes = append(codes, c)
@@ -186,6 +186,14 @@ func (lv *Level) print(w io.Writer, routes []route) {
 	for _, c := range codes {
 		fmt.Fprintf(w, "  status %s, e.g. %q\n", c, lv.Codes[c])
 	}
+}
+
+func weights(routes []route) int {
+	n := 0
+	for _, r := range routes {
+		n += r.Weight
+	}
+	return n
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

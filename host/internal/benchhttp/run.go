@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,8 +33,8 @@ type options struct {
 	duration    time.Duration
 	warmup      time.Duration
 	reseed      bool
-	// only, when set, drives this one route of the mix alone (to read its own
-	// capacity).
+	// only, when set, drives these routes of the mix alone, comma-separated (to
+	// read their own capacity).
 	only string
 }
 
@@ -66,7 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "how long each level runs")
 	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "load before the first level, not counted")
 	fs.BoolVar(&o.reseed, "reseed", false, "throw the cached database away and seed again")
-	fs.StringVar(&o.only, "only", "", "drive only this route of the mix (its name as printed), to read its own capacity")
+	fs.StringVar(&o.only, "only", "", "drive only these routes of the mix (names as printed, comma-separated), to read their own capacity")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -176,18 +177,22 @@ func seedCache(ctx context.Context, o options, cluster *pgembed.Cluster, srv *se
 	return nil
 }
 
-// selectRoutes is the mixed read set, or only the route named.
+// selectRoutes is the mixed read set, or only the routes named (comma-separated),
+// with their weights.
 func selectRoutes(only string) ([]route, error) {
 	if only == "" {
 		return mixedReads, nil
 	}
-	for _, r := range mixedReads {
-		if r.Name == only {
-			r.Weight = 100
-			return []route{r}, nil
+	var out []route
+	for _, name := range strings.Split(only, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(mixedReads, func(r route) bool { return r.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("--only %q names no route of the mix", name)
 		}
+		out = append(out, mixedReads[i])
 	}
-	return nil, fmt.Errorf("--only %q names no route of the mix", only)
+	return out, nil
 }
 
 func readMarker(path string) string {
