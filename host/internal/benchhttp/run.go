@@ -211,7 +211,7 @@ func printHeader(w io.Writer, o options, routes []route) {
 	}
 	fmt.Fprintf(w, "bench-http: %s\nhost: %s; %d CPUs (GOMAXPROCS %d); the load generator runs on the same machine\n",
 		seedVersion, version, runtime.NumCPU(), runtime.GOMAXPROCS(0))
-	fmt.Fprintf(w, "mixed read set (weight of 100):")
+	fmt.Fprintf(w, "mixed read set (route weight):")
 	for _, r := range routes {
 		fmt.Fprintf(w, " %s %d;", r.Name, r.Weight)
 	}
