@@ -136,9 +136,11 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 	c, m := newCorpus(), newMix(routes)
 	printHeader(stdout, o, routes)
 	// The first passage search loads the vector store's partition; each user's
-	// first, one at a time, before any load.
-	if err := srv.firstSearches(ctx, c, cookies); err != nil {
-		return err
+	// first, one at a time, before any load (when the load searches).
+	if slices.ContainsFunc(routes, func(r route) bool { return r.Name == "passage search" }) {
+		if err := srv.firstSearches(ctx, c, cookies); err != nil {
+			return err
+		}
 	}
 	if o.warmup > 0 {
 		lv := m.attack(srv.base, c, cookies, 10, o.warmup)
