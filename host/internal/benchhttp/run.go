@@ -111,7 +111,12 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	defer func() { srv.stop() }()
+	stop := func() {
+		if err := srv.stop(); err != nil {
+			log.Warn("lectern serve ended with an error", "error", err, "log", srv.logPath)
+		}
+	}
+	defer func() { stop() }()
 	if !seeded {
 		if err := seedCache(ctx, o, cluster, srv, log); err != nil {
 			return err
@@ -120,7 +125,7 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 			return err
 		}
 		// Measure a host that starts on the seeded data, as after a restart.
-		srv.stop()
+		stop()
 		if srv, err = startServer(ctx, cfg); err != nil {
 			return err
 		}

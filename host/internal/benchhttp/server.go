@@ -72,7 +72,7 @@ func startServer(ctx context.Context, cfg serverConfig) (*server, error) {
 	s := &server{cmd: cmd, base: "http://" + addr, logPath: logPath, logStart: st.Size(), exited: make(chan error, 1)}
 	go func() { s.exited <- cmd.Wait() }()
 	if err := s.waitReady(ctx, 3*time.Minute); err != nil {
-		s.stop()
+		_ = s.stop() // the readiness error says more
 		return nil, err
 	}
 	return s, nil
@@ -101,17 +101,18 @@ func (s *server) waitReady(ctx context.Context, within time.Duration) error {
 }
 
 // stop asks the server to shut down (SIGTERM) and waits for it, killing it after
-// its own shutdown grace has passed.
-func (s *server) stop() {
+// its own shutdown grace has passed. It returns how the process ended.
+func (s *server) stop() error {
 	if s.cmd.Process == nil {
-		return
+		return nil
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-s.exited:
+	case err := <-s.exited:
+		return err
 	case <-time.After(45 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-s.exited
+		return fmt.Errorf("lectern serve did not stop within 45 s and was killed: %w", <-s.exited)
 	}
 }
 
