@@ -10,7 +10,7 @@ PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/*/main.go))
 # Packages of both modules of the workspace (root and sdk).
 PKGS := ./... ./sdk/...
 
-.PHONY: build run test test-qdrant bench lint fmt clean proto pdfjs
+.PHONY: build run test test-qdrant bench bench-http lint fmt clean proto pdfjs
 
 ## pdfjs: Mozilla's pdf.js for the reader page, from the npm registry at a pinned
 ## version whose tarball must match the pinned SHA-512 (scripts/vendor-pdfjs), into
@@ -56,6 +56,16 @@ test-qdrant: build
 bench: build
 	./scripts/ensure-tools
 	./bin/lectern devdb exec -- $(GO) test -count=1 -run '^$$' -bench . -benchmem $(PKGS)
+
+## bench-http: the HTTP benchmark (issue 18 item 7; docs/benchmarks.md): serves bin/lectern on
+## a private database cached in .lectern/bench-http (seeded on first use: 10k papers, 100k
+## passages, 10 users with 1k cards each, the fixture PDFs from LECTERN_FIXTURES, else
+## ../shared/fixtures), signs the users in and drives the mixed read set at 50 and 200
+## connections. BENCH_HTTP_FLAGS passes flags (e.g. --duration 60s, --reseed). Not in make test.
+bench-http: build
+	./scripts/ensure-tools --serve
+	$(GO) build -o bin/lectern-bench-http ./host/cmd/lectern-bench-http
+	./bin/lectern-bench-http --lectern bin/lectern $(BENCH_HTTP_FLAGS)
 
 ## lint: go vet, gofmt, golangci-lint (.golangci.yaml: depguard import fences, forbidigo,
 ## the standard linters) over both modules, then scripts/lint-fences, which plants imports

@@ -423,21 +423,12 @@ func (a *API) Due(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := a.store.now()
-	cards, err := a.store.Due(r.Context(), caller(r), deck, limit, now)
+	q, err := a.store.Queue(r.Context(), caller(r), deck, limit, now)
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
-	var next *time.Time
-	at, ok, err := a.store.NextLearningDue(r.Context(), caller(r), deck, now)
-	if err != nil {
-		fail(w, r, err)
-		return
-	}
-	if ok {
-		next = &at
-	}
-	httpx.JSON(w, http.StatusOK, map[string]any{"items": cards, "now": now, "next_learning_due_at": next})
+	httpx.JSON(w, http.StatusOK, map[string]any{"items": q.Cards, "now": now, "next_learning_due_at": q.NextLearningDue})
 }
 
 // UndoReview answers POST /api/reviews/{id}/undo: the review named (the

@@ -194,17 +194,21 @@ func queueScheduler(b *pgx.Batch, userID, id uuid.UUID, byCard bool) (build func
 			return nil
 		})
 	userconfig.QueuePlainValue(b, userID, ParamsKey, &raw)
-	return func() (*fsrs.Scheduler, error) {
-		cfg := fsrs.DefaultSchedulerConfig()
-		cfg.DesiredRetention, cfg.MaximumInterval = retention, maxInterval
-		if raw != nil {
-			var p fsrs.Params
-			if json.Unmarshal(raw, &p) == nil && p.Validate() == nil {
-				cfg.Params = p
-			}
+	return func() (*fsrs.Scheduler, error) { return newScheduler(retention, maxInterval, raw) }
+}
+
+// newScheduler is a deck's scheduler: its retention and maximum interval, and the
+// user's fitted parameters (raw, their stored JSON) when they are valid.
+func newScheduler(retention float64, maxInterval int, raw json.RawMessage) (*fsrs.Scheduler, error) {
+	cfg := fsrs.DefaultSchedulerConfig()
+	cfg.DesiredRetention, cfg.MaximumInterval = retention, maxInterval
+	if raw != nil {
+		var p fsrs.Params
+		if json.Unmarshal(raw, &p) == nil && p.Validate() == nil {
+			cfg.Params = p
 		}
-		return fsrs.NewScheduler(cfg)
 	}
+	return fsrs.NewScheduler(cfg)
 }
 
 // preview fills c.Next with the four ratings' outcomes at now.
@@ -720,8 +724,18 @@ const (
 // dueCards runs the queue's two reads (learnSQL, dueSQL) in one round trip and
 // returns up to limit cards, the learning lane first.
 func dueCards(ctx context.Context, q batcher, userID uuid.UUID, deckID *uuid.UUID, limit int, now time.Time) ([]Card, error) {
-	var lanes [2][]Card
 	b := &pgx.Batch{}
+	cards := queueDueCards(b, userID, deckID, limit, now)
+	if err := q.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("learning: due: %w", err)
+	}
+	return cards(), nil
+}
+
+// queueDueCards queues the queue's two reads on b; once the batch has run, cards
+// returns up to limit cards, the learning lane first.
+func queueDueCards(b *pgx.Batch, userID uuid.UUID, deckID *uuid.UUID, limit int, now time.Time) (cards func() []Card) {
+	var lanes [2][]Card
 	for i, sql := range []string{learnSQL, dueSQL} {
 		b.Queue(sql, userID, now, deckID, limit, now.Add(-learnWindow)).Query(func(rows pgx.Rows) error {
 			var err error
@@ -729,11 +743,20 @@ func dueCards(ctx context.Context, q batcher, userID uuid.UUID, deckID *uuid.UUI
 			return err
 		})
 	}
-	if err := q.SendBatch(ctx, b).Close(); err != nil {
-		return nil, fmt.Errorf("learning: due: %w", err)
+	return func() []Card {
+		cards := append(lanes[0], lanes[1]...)
+		return cards[:min(len(cards), limit)]
 	}
-	cards := append(lanes[0], lanes[1]...)
-	return cards[:min(len(cards), limit)], nil
+}
+
+// DueQueue is what a review session reads at once: the due cards and when the
+// next card on a short-term step comes back.
+type DueQueue struct {
+	// Cards are Due's cards, each with its Next.
+	Cards []Card
+	// NextLearningDue is NextLearningDue's time; nil when no such card comes back
+	// within learnWindow.
+	NextLearningDue *time.Time
 }
 
 // Due returns the user's cards due at now, each with the interval each rating
@@ -741,38 +764,94 @@ func dueCards(ctx context.Context, q batcher, userID uuid.UUID, deckID *uuid.UUI
 // has come first, then the rest, most overdue first (learnSQL, dueSQL). deckID,
 // when not nil, keeps one deck. Buried cards whose time has come count as due.
 func (s *Store) Due(ctx context.Context, userID uuid.UUID, deckID *uuid.UUID, limit int, now time.Time) ([]Card, error) {
-	cards, err := dueCards(ctx, s.pool, userID, deckID, limit, now)
-	if err != nil {
-		return nil, err
+	q, err := s.Queue(ctx, userID, deckID, limit, now)
+	return q.Cards, err
+}
+
+// Queue returns Due's cards and NextLearningDue's time in one round trip, with
+// what every card's preview needs (the settings of the user's decks and their
+// fitted parameters): GET /api/reviews/due is the review session's most frequent
+// read, and one round trip per deck of the page queued behind the pool under load
+// (docs/benchmarks.md, "Issue 18 item 7").
+func (s *Store) Queue(ctx context.Context, userID uuid.UUID, deckID *uuid.UUID, limit int, now time.Time) (DueQueue, error) {
+	b := &pgx.Batch{}
+	cards := queueDueCards(b, userID, deckID, limit, now)
+	var next *time.Time
+	b.Queue(nextLearningSQL, userID, now, deckID, now.Add(learnWindow)).QueryRow(func(row pgx.Row) error { return row.Scan(&next) })
+	schedulers := queueSchedulers(b, userID, deckID)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return DueQueue{}, fmt.Errorf("learning: due: %w", err)
 	}
-	schedulers := map[uuid.UUID]*fsrs.Scheduler{}
-	for i := range cards {
-		sch, ok := schedulers[cards[i].DeckID]
-		if !ok {
-			if sch, err = scheduler(ctx, s.pool, userID, cards[i].DeckID); err != nil {
-				return nil, err
-			}
-			schedulers[cards[i].DeckID] = sch
+	out := DueQueue{Cards: cards(), NextLearningDue: next}
+	for i := range out.Cards {
+		sch, err := schedulers(out.Cards[i].DeckID)
+		if err != nil {
+			return DueQueue{}, err
 		}
-		if err := preview(sch, &cards[i], now); err != nil {
+		if err := preview(sch, &out.Cards[i], now); err != nil {
+			return DueQueue{}, err
+		}
+	}
+	if out.Cards == nil {
+		out.Cards = []Card{}
+	}
+	return out, nil
+}
+
+// queueSchedulers queues on b the reads every scheduler of the user's decks (or
+// of deckID alone, when not nil) needs, as queueScheduler does for one deck; once
+// the batch has run, scheduler returns a deck's, built once.
+func queueSchedulers(b *pgx.Batch, userID uuid.UUID, deckID *uuid.UUID) (scheduler func(deck uuid.UUID) (*fsrs.Scheduler, error)) {
+	type settings struct {
+		retention   float64
+		maxInterval int
+	}
+	decks := map[uuid.UUID]settings{}
+	b.Queue(`SELECT d.id, d.desired_retention, d.maximum_interval FROM decks d
+		WHERE d.user_id = $1 AND ($2::uuid IS NULL OR d.id = $2)`, userID, deckID).Query(func(rows pgx.Rows) error {
+		var id uuid.UUID
+		var st settings
+		_, err := pgx.ForEachRow(rows, []any{&id, &st.retention, &st.maxInterval}, func() error {
+			decks[id] = st
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("learning: deck settings: %w", err)
+		}
+		return nil
+	})
+	var raw json.RawMessage
+	userconfig.QueuePlainValue(b, userID, ParamsKey, &raw)
+	built := map[uuid.UUID]*fsrs.Scheduler{}
+	return func(deck uuid.UUID) (*fsrs.Scheduler, error) {
+		if sch, ok := built[deck]; ok {
+			return sch, nil
+		}
+		st, ok := decks[deck]
+		if !ok {
+			return nil, ErrNotFound
+		}
+		sch, err := newScheduler(st.retention, st.maxInterval, raw)
+		if err != nil {
 			return nil, err
 		}
+		built[deck] = sch
+		return sch, nil
 	}
-	if cards == nil {
-		cards = []Card{}
-	}
-	return cards, nil
 }
+
+// nextLearningSQL is NextLearningDue's read ($1 the user, $2 now, $3 a deck or
+// null, $4 = $2 + learnWindow).
+const nextLearningSQL = `SELECT min(c.due_at) FROM cards c
+		WHERE c.user_id = $1 AND c.status = 'active' AND c.due_at > $2 AND c.due_at <= $4
+		  AND c.fsrs_state IN (1, 3) AND ($3::uuid IS NULL OR c.deck_id = $3)`
 
 // NextLearningDue returns when the user's next learning or relearning card
 // (of deckID, when not nil) comes back after now, within learnWindow: what the
 // review page waits for when nothing else is due. ok is false when none does.
 func (s *Store) NextLearningDue(ctx context.Context, userID uuid.UUID, deckID *uuid.UUID, now time.Time) (at time.Time, ok bool, err error) {
 	var next *time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT min(c.due_at) FROM cards c
-		WHERE c.user_id = $1 AND c.status = 'active' AND c.due_at > $2 AND c.due_at <= $4
-		  AND c.fsrs_state IN (1, 3) AND ($3::uuid IS NULL OR c.deck_id = $3)`,
-		userID, now, deckID, now.Add(learnWindow)).Scan(&next); err != nil {
+	if err := s.pool.QueryRow(ctx, nextLearningSQL, userID, now, deckID, now.Add(learnWindow)).Scan(&next); err != nil {
 		return time.Time{}, false, fmt.Errorf("learning: next learning card: %w", err)
 	}
 	if next == nil {

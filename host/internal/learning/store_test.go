@@ -254,3 +254,45 @@ func TestClozeCardSource(t *testing.T) {
 		require.Equal(t, utf8.RuneCountInString("Über die Methode.\n"), *got.Source.Start)
 	}
 }
+
+// The due queue in one round trip: each card's preview uses its own deck's
+// settings, cards of several decks come in one read, and the next learning
+// card's time comes with them, the same as NextLearningDue's.
+func TestQueuePreviewsEachCardWithItsOwnDeck(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	var loose uuid.UUID
+	require.NoError(t, b.pool.QueryRow(ctx, `INSERT INTO decks (user_id, name, desired_retention) VALUES ($1, 'Loose', 0.75) RETURNING id`, b.user).Scan(&loose))
+	_, err := b.pool.Exec(ctx, `UPDATE decks SET desired_retention = 0.97 WHERE id = $1`, b.deck)
+	require.NoError(t, err)
+	for _, deck := range []uuid.UUID{b.deck, loose} {
+		// The same memory state in both decks, due a day ago.
+		_, err := b.pool.Exec(ctx, `INSERT INTO cards (user_id, deck_id, front, back, fsrs_state, stability, difficulty, due_at, last_review_at, reps)
+			VALUES ($1, $2, 'a review', 'b', 2, 10, 5, $3, $4, 3)`, b.user, deck, b.now.Add(-24*time.Hour), b.now.Add(-11*24*time.Hour))
+		require.NoError(t, err)
+	}
+	rated := b.review(t, b.card(t, "on a step"), 1)
+
+	q, err := b.store.Queue(ctx, b.user, nil, 10, b.now)
+	require.NoError(t, err)
+	require.Len(t, q.Cards, 2)
+	good := map[uuid.UUID]string{}
+	for _, c := range q.Cards {
+		require.Len(t, c.Next, 4)
+		good[c.DeckID] = c.Next[2].Interval
+	}
+	require.NotEqual(t, good[b.deck], good[loose], "a deck asking for 97% retention schedules Good sooner than one asking for 75%")
+	require.NotNil(t, q.NextLearningDue)
+	require.WithinDuration(t, rated.Card.DueAt, *q.NextLearningDue, 0)
+
+	due, err := b.store.Due(ctx, b.user, nil, 10, b.now)
+	require.NoError(t, err)
+	require.Equal(t, q.Cards, due)
+	one, err := b.store.Queue(ctx, b.user, &loose, 10, b.now)
+	require.NoError(t, err)
+	require.Len(t, one.Cards, 1)
+	require.Equal(t, loose, one.Cards[0].DeckID)
+	require.Equal(t, good[loose], one.Cards[0].Next[2].Interval)
+	require.Nil(t, one.NextLearningDue, "the card on a step is in the other deck")
+}

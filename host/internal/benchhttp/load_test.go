@@ -1,0 +1,47 @@
+package benchhttp
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Every request the mix sends is counted under its own route, and the weights are
+// out of 100, as the tables print them.
+func TestMixCountsEachRequestUnderItsRoute(t *testing.T) {
+	t.Parallel()
+	m, c := newMix(mixedReads), newCorpus()
+	require.Equal(t, 100, m.total)
+	rng := rand.New(rand.NewPCG(3, 4))
+	seen := map[string]int{}
+	for range 2_000 {
+		r := m.pick(rng)
+		require.Equal(t, r.Name, m.routeOf("http://127.0.0.1:1"+r.Path(c, rng)))
+		seen[r.Name]++
+	}
+	for _, r := range mixedReads {
+		// 2,000 picks: each route's share is within a few points of its weight.
+		require.InDelta(t, r.Weight*20, seen[r.Name], 120, r.Name)
+	}
+}
+
+func TestSelectRoutes(t *testing.T) {
+	t.Parallel()
+	all, err := selectRoutes("")
+	require.NoError(t, err)
+	require.Len(t, all, len(mixedReads))
+	some, err := selectRoutes("due cards, projects")
+	require.NoError(t, err)
+	require.Equal(t, []string{"due cards", "projects"}, []string{some[0].Name, some[1].Name})
+	_, err = selectRoutes("due cards,everything")
+	require.ErrorContains(t, err, `"everything"`)
+}
+
+// The corpus is the same on every run, so a rerun searches the same text.
+func TestCorpusIsReproducible(t *testing.T) {
+	t.Parallel()
+	a, b := newCorpus().passages(7, 3), newCorpus().passages(7, 3)
+	require.Equal(t, a, b)
+	require.NotEqual(t, a[0], a[1])
+}
