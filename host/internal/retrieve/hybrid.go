@@ -47,11 +47,12 @@ func (r *Retriever) Warm(ctx context.Context) error {
 
 // lexical is the lexical ranking: every passage matching q ranked by BM25 in the
 // index, or, for a query the index cannot evaluate (a prefix, more than
-// bm25.MaxTerms words), Lexical's capped ranking in PostgreSQL.
+// bm25.MaxTerms words) or while the index is still loading, Lexical's capped
+// ranking in PostgreSQL.
 func (r *Retriever) lexical(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, n int) ([]Passage, error) {
 	if !r.capped {
 		out, err := r.lex.search(ctx, userID, q, paperIDs, n)
-		if !errors.Is(err, errUnsupported) {
+		if !errors.Is(err, errUnsupported) && !errors.Is(err, errNotReady) {
 			return out, err
 		}
 	}

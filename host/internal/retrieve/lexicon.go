@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,6 +29,12 @@ type lexicon struct {
 	mu      sync.Mutex // one catch-up at a time; guards the fields below
 	loaded  bool
 	horizon uint64
+	// ready is loaded, read without waiting for mu (which a load holds).
+	ready atomic.Bool
+	// loading is closed when the load in progress ends; loadErr is how.
+	loadMu  sync.Mutex
+	loading chan struct{}
+	loadErr error
 	// seen is the change applied per paper, for changes at or above horizon: a
 	// long transaction holds the horizon back, and those changes would otherwise
 	// be reloaded at every search.
@@ -66,19 +73,61 @@ func (l *lexicon) catchUp(ctx context.Context, asOf time.Time) error {
 	return nil
 }
 
-// since is the transaction id to read the change log from, loading the index
-// first when it is not loaded.
+// since is the transaction id to read the change log from. While the index is
+// still loading (the first search after a start, on a large corpus), a search
+// waits at most loadWait for it and is then answered by Lexical's capped ranking
+// (errNotReady), so nobody waits a minute for the first answer of the day.
 func (l *lexicon) since(ctx context.Context, asOf time.Time) (uint64, error) {
+	if !l.ready.Load() {
+		if err := l.waitLoaded(ctx); err != nil {
+			return 0, err
+		}
+	}
 	l.mu.Lock()
-	loaded, horizon := l.loaded, l.horizon
-	l.mu.Unlock()
-	if loaded {
-		return horizon, nil
+	defer l.mu.Unlock()
+	return l.horizon, nil
+}
+
+// loadWait is how long a search waits for the index to load before it is
+// answered without it.
+const loadWait = 2 * time.Second
+
+// errNotReady says the index is still loading; Lexical ranks the query.
+var errNotReady = errors.New("retrieve: the lexical index is still loading")
+
+// waitLoaded starts loading the index (once at a time, in the background, so a
+// search that gives up waiting does not stop it) and waits for it, at most
+// loadWait.
+func (l *lexicon) waitLoaded(ctx context.Context) error {
+	l.loadMu.Lock()
+	if l.loading == nil {
+		ch := make(chan struct{})
+		l.loading = ch
+		go func() {
+			err := l.catchUp(context.WithoutCancel(ctx), time.Now())
+			l.loadMu.Lock()
+			l.loadErr = err
+			if err != nil {
+				l.loading = nil // the next search tries again
+			}
+			l.loadMu.Unlock()
+			close(ch)
+		}()
 	}
-	if err := l.catchUp(ctx, asOf); err != nil {
-		return 0, err
+	ch := l.loading
+	l.loadMu.Unlock()
+	t := time.NewTimer(loadWait)
+	defer t.Stop()
+	select {
+	case <-ch:
+		l.loadMu.Lock()
+		defer l.loadMu.Unlock()
+		return l.loadErr
+	case <-t.C:
+		return errNotReady
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return l.since(ctx, asOf)
 }
 
 // applyRead applies changes read (with their horizon) by a search that began at
@@ -134,6 +183,8 @@ func (l *lexicon) apply(ctx context.Context, changes []papers.PassageChange, hor
 // load reads every passage into the index, a thousand at a time, so that no
 // more than those are held parsed besides the index.
 func (l *lexicon) load(ctx context.Context) error {
+	// A load that failed halfway left papers in the index: start afresh.
+	l.index = bm25.New()
 	batch := map[uuid.UUID]*bm25.Paper{}
 	rows := 0
 	horizon, err := l.store.AllPassageTerms(ctx, func(p papers.PassageTerms) error {
@@ -151,6 +202,7 @@ func (l *lexicon) load(ctx context.Context) error {
 	}
 	l.index.AppendPapers(paperList(batch))
 	l.horizon, l.loaded = horizon, true
+	l.ready.Store(true)
 	return nil
 }
 

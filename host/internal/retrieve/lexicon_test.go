@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -210,4 +211,25 @@ func TestLexicalPhrase(t *testing.T) {
 	got, err = New(b.pool, nil, nil).SearchQuestion(ctx, b.ann, "what spaced practice?", nil, 5)
 	require.NoError(t, err)
 	require.Equal(t, ids, chunkIDs(got), "a question matches any of its words")
+}
+
+// While the index is still loading (held up here), a search is answered by the
+// capped ranking in PostgreSQL after a short wait instead of waiting for the load;
+// once it has loaded, searches use it.
+func TestASearchDoesNotWaitForTheIndexToLoad(t *testing.T) {
+	t.Parallel()
+	b := setupLex(t)
+	ctx := context.Background()
+	_, chunks := b.paper(t, nil, "reciprocal rank fusion of lexical and dense rankings")
+	r := New(b.pool, nil, nil)
+	r.lex.mu.Lock() // the load cannot start its work
+	out, err := r.lexical(ctx, b.ann, "rank fusion", nil, 10)
+	require.NoError(t, err)
+	require.Equal(t, chunks, chunkIDs(out), "answered without the index")
+	require.False(t, r.lex.ready.Load())
+	r.lex.mu.Unlock()
+	require.Eventually(t, r.lex.ready.Load, 10*time.Second, 10*time.Millisecond, "the load went on in the background")
+	out, err = r.lexical(ctx, b.ann, "rank fusion", nil, 10)
+	require.NoError(t, err)
+	require.Equal(t, chunks, chunkIDs(out))
 }
