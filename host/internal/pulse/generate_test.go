@@ -187,6 +187,16 @@ func TestExcludedPapersNeverReachTheDeck(t *testing.T) {
 	}
 	require.Len(t, d.Cards, len(field)-len(excluded))
 
+	// The recommendations keep the same papers out.
+	recs, err := b.gen.Recommend(ctx, b.ann, 20)
+	require.NoError(t, err)
+	require.Len(t, recs, len(field)-len(excluded))
+	for arxiv, why := range excluded {
+		for _, c := range recs {
+			require.NotEqual(t, b.paperID(t, arxiv), c.PaperID, "a paper %s is never recommended", why)
+		}
+	}
+
 	// A down-vote older than 60 days no longer excludes.
 	_, err = b.pool.Exec(ctx, `UPDATE recommendation_feedback SET created_at = now() - interval '61 days' WHERE source = 'pulse_thumbs'`)
 	require.NoError(t, err)
