@@ -17,6 +17,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/pulse"
 	"github.com/lectern-research/lectern/host/internal/pulse/classifier"
 	"github.com/lectern-research/lectern/host/internal/search"
+	"github.com/lectern-research/lectern/host/internal/users"
 	"github.com/lectern-research/lectern/sdk/paper"
 	"github.com/lectern-research/lectern/sdk/source"
 )
@@ -44,16 +45,22 @@ func (fieldSource) Search(context.Context, *source.SearchRequest) (*source.Page,
 	return &source.Page{Papers: out}, nil
 }
 
+// setupPulse is the host with fieldSource as its only source, and Ann signed in.
+func setupPulse(t *testing.T) (*testBundle, users.User, string) {
+	t.Helper()
+	b := setupWith(t, nil, func(o *Options) {
+		o.Sources = func() []search.Named { return []search.Named{{Name: "arxiv", Searcher: fieldSource{}}} }
+	})
+	ann := b.user(t, "ann@example.org", "user")
+	return b, ann, b.signIn(t, "ann@example.org")
+}
+
 // A user asks for today's deck through POST /api/jobs, rates thirty-odd papers of
 // it, and pulse.train_classifier enqueued the same way retrains at once: the new
 // model is stored signed and verifies, and the next deck weighs it in.
 func TestPulseTrainsTheClassifierOnDemand(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, nil, func(o *Options) {
-		o.Sources = func() []search.Named { return []search.Named{{Name: "arxiv", Searcher: fieldSource{}}} }
-	})
-	ann := b.user(t, "ann@example.org", "user")
-	cookie := b.signIn(t, "ann@example.org")
+	b, ann, cookie := setupPulse(t)
 	ctx := context.Background()
 	st := pulse.NewStore(b.pool)
 	_, err := st.AddTopic(ctx, ann.ID, pulse.Topic{Name: "retrieval", Query: "passage retrieval rank fusion"})
@@ -126,11 +133,7 @@ func TestPulseTrainsTheClassifierOnDemand(t *testing.T) {
 // rate, the weights editor's validation, and the explanation of a card.
 func TestPulseDeckThroughTheAPI(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, nil, func(o *Options) {
-		o.Sources = func() []search.Named { return []search.Named{{Name: "arxiv", Searcher: fieldSource{}}} }
-	})
-	ann := b.user(t, "ann@example.org", "user")
-	cookie := b.signIn(t, "ann@example.org")
+	b, ann, cookie := setupPulse(t)
 	ctx := context.Background()
 
 	rec := b.do(t, req{method: http.MethodGet, path: "/api/pulse/today", cookie: cookie})
@@ -204,11 +207,7 @@ func TestPulseDeckThroughTheAPI(t *testing.T) {
 // synthesis whose themes are quoted from the papers; an empty week says so.
 func TestWeeklySummaryReflectsOnlyWhatTheUserDid(t *testing.T) {
 	t.Parallel()
-	b := setupWith(t, nil, func(o *Options) {
-		o.Sources = func() []search.Named { return []search.Named{{Name: "arxiv", Searcher: fieldSource{}}} }
-	})
-	ann := b.user(t, "ann@example.org", "user")
-	cookie := b.signIn(t, "ann@example.org")
+	b, ann, cookie := setupPulse(t)
 	ctx := context.Background()
 
 	rec := b.do(t, req{method: http.MethodGet, path: "/api/digest/weekly", cookie: cookie})

@@ -487,22 +487,20 @@ func nullable(s string) any {
 
 // DeleteTopic removes one of the user's topics; ErrNotFound for another's.
 func (s *Store) DeleteTopic(ctx context.Context, userID, id uuid.UUID) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM pulse_topics WHERE id = $2 AND user_id = $1`, userID, id)
-	if err != nil {
-		return fmt.Errorf("pulse: delete topic: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return s.deleteOwn(ctx, `DELETE FROM pulse_topics WHERE id = $2 AND user_id = $1`, userID, id, "delete topic")
 }
 
 // UnfollowAuthor stops following one of the user's authors; ErrNotFound for
 // another's.
 func (s *Store) UnfollowAuthor(ctx context.Context, userID, id uuid.UUID) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM pulse_authors WHERE id = $2 AND user_id = $1`, userID, id)
+	return s.deleteOwn(ctx, `DELETE FROM pulse_authors WHERE id = $2 AND user_id = $1`, userID, id, "unfollow author")
+}
+
+// deleteOwn runs a delete of the user's row id; ErrNotFound when it deleted none.
+func (s *Store) deleteOwn(ctx context.Context, sql string, userID, id uuid.UUID, what string) error {
+	tag, err := s.pool.Exec(ctx, sql, userID, id)
 	if err != nil {
-		return fmt.Errorf("pulse: unfollow author: %w", err)
+		return fmt.Errorf("pulse: %s: %w", what, err)
 	}
 	if tag.RowsAffected() == 0 {
 		return ErrNotFound
