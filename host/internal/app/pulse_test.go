@@ -279,3 +279,30 @@ func TestWeeklySummaryReflectsOnlyWhatTheUserDid(t *testing.T) {
 	rec = b.do(t, req{method: http.MethodGet, path: "/api/digest/weekly?days=31", cookie: cookie})
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 }
+
+// downSource cannot be reached.
+type downSource struct{}
+
+func (downSource) Search(context.Context, *source.SearchRequest) (*source.Page, error) {
+	return nil, fmt.Errorf("dial tcp: lookup export.arxiv.org: no such host")
+}
+
+// When no source could be reached, today's empty deck says so in a sentence, and
+// neither blames the arXiv calendar nor shows the network's text.
+func TestAnEmptyDeckSaysTheSourcesWereDown(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, nil, func(o *Options) {
+		o.Sources = func() []search.Named { return []search.Named{{Name: "arxiv", Searcher: downSource{}}} }
+	})
+	ann := b.user(t, "ann@example.org", "user")
+	cookie := b.signIn(t, "ann@example.org")
+	_, err := pulse.NewStore(b.pool).AddTopic(context.Background(), ann.ID, pulse.Topic{Name: "retrieval", Query: "retrieval"})
+	require.NoError(t, err)
+	_, err = b.app.PulseGen.Run(context.Background(), ann.ID, time.Now().UTC().Format(time.DateOnly))
+	require.NoError(t, err)
+	rec := b.do(t, req{method: http.MethodGet, path: "/api/pulse/today", cookie: cookie})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "None of the paper sources could be reached for today's deck")
+	require.NotContains(t, rec.Body.String(), "arXiv announced nothing")
+	requireNoNetworkText(t, rec.Body.String())
+}

@@ -109,6 +109,17 @@ func (a *API) emptyMessage(ctx context.Context, user uuid.UUID, d Deck) (string,
 	if d.Stats.Quiet != "" {
 		return d.Stats.Quiet, nil
 	}
+	if n := len(d.Stats.Sources); n > 0 {
+		failed := 0
+		for _, st := range d.Stats.Sources {
+			if st.Status != "ok" {
+				failed++
+			}
+		}
+		if failed == n {
+			return "None of the paper sources could be reached for today's deck; Lectern asks them again at the next run. Their state is under Source health.", nil
+		}
+	}
 	if d.ID != uuid.Nil {
 		return "Nothing new matched what you follow last night. Follow more topics or authors, or look back further in the Pulse settings.", nil
 	}

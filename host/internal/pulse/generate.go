@@ -145,7 +145,8 @@ func (g *Generator) make(ctx context.Context, userID uuid.UUID, now time.Time) (
 	}
 	stats.CandidateCount = len(cands)
 	if len(cands) == 0 {
-		if _, asked := stats.Sources["arxiv"]; asked {
+		// Only an arXiv that answered, with nothing, is the calendar's doing.
+		if st, asked := stats.Sources["arxiv"]; asked && st.Status == "ok" {
 			stats.Quiet = arxivcal.Quiet(now.Add(-24*time.Hour), now)
 		}
 		return []Card{}, stats, nil

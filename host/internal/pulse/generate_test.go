@@ -75,6 +75,10 @@ type bench struct {
 func setup(t *testing.T) *bench { return setupWith(t, field) }
 
 func setupWith(t *testing.T, found []paper.Paper) *bench {
+	return setupSource(t, shelf{found})
+}
+
+func setupSource(t *testing.T, src search.Searcher) *bench {
 	t.Helper()
 	pool := dbtest.NewDB(t)
 	ctx := context.Background()
@@ -84,7 +88,7 @@ func setupWith(t *testing.T, found []paper.Paper) *bench {
 	require.NoError(t, err)
 	gw := llmgw.New(llmgw.Config{Settings: userconfig.New(pool, keys), Builtin: extractive.New(nil), Logger: slog.New(slog.DiscardHandler)})
 	embedder := llmgw.Embedder{G: gw}
-	svc := search.New(pool, func() []search.Named { return []search.Named{{Name: "arxiv", Searcher: shelf{found}}} })
+	svc := search.New(pool, func() []search.Named { return []search.Named{{Name: "arxiv", Searcher: src}} })
 	key := []byte("a-dedicated-model-signing-key-of-32+chars")
 	st := pulse.NewStore(pool)
 	gen := &pulse.Generator{Store: st, Papers: papers.New(pool), Discover: svc.Search,
@@ -311,4 +315,25 @@ func TestAnEmptyArxivNightIsExplained(t *testing.T) {
 	require.Equal(t, "ok", d.Stats.Sources["arxiv"].Status)
 	require.Equal(t, "arXiv announced nothing new since Wednesday, 25 November 20:00 US Eastern time: arXiv does not announce on Thanksgiving.",
 		d.Stats.Quiet)
+}
+
+// down is a source that cannot be reached.
+type down struct{}
+
+func (down) Search(context.Context, *source.SearchRequest) (*source.Page, error) {
+	return nil, fmt.Errorf("dial tcp: lookup export.arxiv.org: no such host")
+}
+
+// A night every source failed is not explained by the arXiv calendar (arXiv did
+// not answer): the deck says the source could not be reached, in words.
+func TestANightTheSourcesFailedIsNotCalledQuiet(t *testing.T) {
+	t.Parallel()
+	b := setupSource(t, down{})
+	b.gen.Now = func() time.Time { return time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC) }
+	d, err := b.gen.Run(context.Background(), b.ann, "2026-11-27")
+	require.NoError(t, err, "a failing source never fails the run")
+	require.Empty(t, d.Cards)
+	require.Empty(t, d.Stats.Quiet)
+	require.Equal(t, "error", d.Stats.Sources["arxiv"].Status)
+	require.NotContains(t, d.Stats.Sources["arxiv"].Message, "dial tcp")
 }

@@ -21,7 +21,7 @@ const KindNightly = "pulse.nightly"
 // user; the job's owner is who it runs for).
 type NightlyArgs struct {
 	Date string    `json:"date,omitempty"`
-	User uuid.UUID `json:"user,omitempty"`
+	User uuid.UUID `json:"user,omitzero"`
 }
 
 // Kind implements river.JobArgs.

@@ -222,9 +222,9 @@ type Card struct {
 
 // Deck is a user's deck of one day.
 type Deck struct {
-	ID             uuid.UUID `json:"id"`
+	ID             uuid.UUID `json:"id,omitzero"`
 	Date           string    `json:"deck_date"`
-	GeneratedAt    time.Time `json:"generated_at"`
+	GeneratedAt    time.Time `json:"generated_at,omitzero"`
 	Cards          []Card    `json:"cards"`
 	Stats          Stats     `json:"stats"`
 	DegradedReason string    `json:"degraded_reason,omitempty"`
@@ -244,8 +244,8 @@ type Stats struct {
 	LLMCalls        int                     `json:"llm_calls"`
 	DurationS       float64                 `json:"duration_s"`
 	DegradedReason  string                  `json:"degraded_reason,omitempty"`
-	SourceCounts    map[string]int          `json:"source_counts"`
-	Sources         map[string]SourceStatus `json:"source_diagnostics"`
+	SourceCounts    map[string]int          `json:"source_counts,omitempty"`
+	Sources         map[string]SourceStatus `json:"source_diagnostics,omitempty"`
 	Classifier      ClassifierStatus        `json:"classifier"`
 	Quiet           string                  `json:"quiet,omitempty"`
 	CardCount       int                     `json:"card_count"`
