@@ -10,7 +10,9 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/digest"
+	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pulse"
 	"github.com/lectern-research/lectern/host/internal/pulse/classifier"
@@ -22,9 +24,10 @@ import (
 func (a *App) newPulse(now func() time.Time) (*pulse.Generator, *pulse.Trainer) {
 	store := pulse.NewStore(a.Pool)
 	key := modelKey(a.Config)
+	embedder := a.pulseEmbedder()
 	gen := &pulse.Generator{Store: store, Papers: papers.New(a.Pool), Discover: a.Search.Search,
 		Embed: func(ctx context.Context, texts []string) ([][]float32, error) {
-			r, err := a.Embedder.Embed(ctx, texts)
+			r, err := embedder.Embed(ctx, texts)
 			return r.Vectors, err
 		},
 		Judge: func(ctx context.Context, interests, title, abstract string) (pulse.Judgement, error) {
@@ -33,6 +36,25 @@ func (a *App) newPulse(now func() time.Time) (*pulse.Generator, *pulse.Trainer) 
 		},
 		Key: key, Logger: a.Logger, Now: now}
 	return gen, &pulse.Trainer{Store: store, Papers: papers.New(a.Pool), Key: key, Now: now}
+}
+
+// pulseCacheSize is how many title-and-abstract vectors Pulse remembers: the
+// library profile (200) and the candidates (500) of a few dozen users.
+const pulseCacheSize = 16384
+
+// pulseEmbedder is the embedder Pulse's decks, recommendations and weekly
+// summaries call: the API's, remembering vectors by model and text, because each
+// of them embeds the same library and candidates again.
+func (a *App) pulseEmbedder() embedding.Embedder {
+	gw, ok := a.Embedder.(llmgw.Embedder)
+	if !ok {
+		return a.Embedder
+	}
+	c, err := embedding.NewCache(gw, gw.Model, pulseCacheSize)
+	if err != nil {
+		return a.Embedder
+	}
+	return c
 }
 
 // modelKey resolves the Pulse classifier's signing key from the configuration

@@ -40,3 +40,14 @@ func (e Embedder) Embed(ctx context.Context, texts []string) (embedding.Result, 
 	}
 	return embedding.Result{Model: VectorModel(Assignment{Role: b.Role, Provider: b.Provider, Model: b.Assigned}), Vectors: resp.Vectors}, nil
 }
+
+// Model is the name Embed would store its vectors under now (VectorModel of the
+// embed role's assignment), for callers that remember vectors by model
+// (embedding.Cache).
+func (e Embedder) Model(ctx context.Context) (string, error) {
+	a, err := e.G.Assignment(ctx, RoleEmbed)
+	if err != nil {
+		return "", err
+	}
+	return VectorModel(a), nil
+}
