@@ -74,3 +74,22 @@ func (c *grpcClient) WriteNote(ctx context.Context, req *WriteNoteRequest) (*Wri
 	}
 	return &WriteNoteResponse{Note: noteFromProto(resp.GetNote())}, nil
 }
+
+func (c *grpcClient) Push(ctx context.Context, req *PushRequest) (*PushResponse, error) {
+	in := &pluginv1.PushRequest{Credentials: convert.Credentials(req.Credentials), LibraryId: req.LibraryID,
+		Collection: req.Collection, SinceVersion: req.SinceVersion}
+	for i := range req.Items {
+		it := &req.Items[i]
+		in.Items = append(in.Items, &pluginv1.PushItem{Marker: it.Marker, Paper: convert.PaperToProto(&it.Paper), Key: it.Key})
+	}
+	resp, err := shim.Call(ctx, c.c.Push, in)
+	if err != nil {
+		return nil, err
+	}
+	out := &PushResponse{LibraryVersion: resp.GetLibraryVersion(), CollectionKey: resp.GetCollectionKey()}
+	for _, r := range resp.GetResults() {
+		out.Results = append(out.Results, PushResult{Marker: r.GetMarker(), Key: r.GetKey(),
+			Outcome: PushOutcome(r.GetOutcome()), Error: r.GetError()})
+	}
+	return out, nil
+}

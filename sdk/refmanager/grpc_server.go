@@ -16,11 +16,37 @@ type grpcServer struct {
 }
 
 func noteToProto(n Note) *pluginv1.Note {
-	return &pluginv1.Note{Key: n.Key, ParentItemKey: n.ParentItemKey, Html: n.HTML, Version: n.Version}
+	out := &pluginv1.Note{Key: n.Key, ParentItemKey: n.ParentItemKey, Html: n.HTML, Version: n.Version}
+	if a := n.Annotation; a != nil {
+		out.Annotation = &pluginv1.Annotation{Type: a.Type, Text: a.Text, PageLabel: a.PageLabel}
+	}
+	return out
 }
 
 func noteFromProto(n *pluginv1.Note) Note {
-	return Note{Key: n.GetKey(), ParentItemKey: n.GetParentItemKey(), HTML: n.GetHtml(), Version: n.GetVersion()}
+	out := Note{Key: n.GetKey(), ParentItemKey: n.GetParentItemKey(), HTML: n.GetHtml(), Version: n.GetVersion()}
+	if a := n.GetAnnotation(); a != nil {
+		out.Annotation = &Annotation{Type: a.GetType(), Text: a.GetText(), PageLabel: a.GetPageLabel()}
+	}
+	return out
+}
+
+func (s *grpcServer) Push(ctx context.Context, req *pluginv1.PushRequest) (*pluginv1.PushResponse, error) {
+	in := &PushRequest{Credentials: convert.CredentialsFrom(req.GetCredentials()), LibraryID: req.GetLibraryId(),
+		Collection: req.GetCollection(), SinceVersion: req.GetSinceVersion()}
+	for _, it := range req.GetItems() {
+		in.Items = append(in.Items, PushItem{Marker: it.GetMarker(), Paper: convert.PaperFromProto(it.GetPaper()), Key: it.GetKey()})
+	}
+	resp, err := s.impl.Push(ctx, in)
+	if err != nil {
+		return nil, convert.ErrToStatus(err)
+	}
+	out := &pluginv1.PushResponse{LibraryVersion: resp.LibraryVersion, CollectionKey: resp.CollectionKey}
+	for _, r := range resp.Results {
+		out.Results = append(out.Results, &pluginv1.PushResult{Marker: r.Marker, Key: r.Key,
+			Outcome: pluginv1.PushOutcome(r.Outcome), Error: r.Error})
+	}
+	return out, nil
 }
 
 func (s *grpcServer) Libraries(ctx context.Context, req *pluginv1.LibrariesRequest) (*pluginv1.LibrariesResponse, error) {

@@ -29,6 +29,10 @@ type Manager interface {
 	Notes(ctx context.Context, req *NotesRequest) (*NotesResponse, error)
 	// WriteNote creates a note (empty Key) or updates one, returning it as stored.
 	WriteNote(ctx context.Context, req *WriteNoteRequest) (*WriteNoteResponse, error)
+	// Push files papers into a collection, creating each item at most once: an
+	// item already there (by DOI or marker) is linked, and a retried or repeated
+	// push never makes a second copy. One failing item fails only its result.
+	Push(ctx context.Context, req *PushRequest) (*PushResponse, error)
 }
 
 // LibraryType says whose a library is.
@@ -101,6 +105,12 @@ type ItemsSinceRequest struct {
 }
 
 // ItemsSinceResponse is one page of changed items.
+//
+// Pages list items in ascending version and end at a version boundary, so once a
+// page is processed the caller may store its last item's version as the point to
+// resume from; removed items come on the last page, whose LibraryVersion is then
+// the next SinceVersion. A changed note, attachment or annotation is reported as
+// its top-level item (read its Notes again); items in the trash are Deleted.
 type ItemsSinceResponse struct {
 	// Items on this page.
 	Items []Item
@@ -120,6 +130,19 @@ type Note struct {
 	HTML string
 	// Version is the note's version; writing with a stale version is a BadRequest.
 	Version int64
+	// Annotation is set for an annotation on the item's PDF; HTML is then its
+	// comment.
+	Annotation *Annotation
+}
+
+// Annotation is a PDF annotation.
+type Annotation struct {
+	// Type is the manager's kind: "highlight", "underline", "note", "image", "ink".
+	Type string
+	// Text is the highlighted text.
+	Text string
+	// PageLabel is the page as printed on it.
+	PageLabel string
 }
 
 // NotesRequest lists an item's notes.
@@ -152,4 +175,69 @@ type WriteNoteRequest struct {
 type WriteNoteResponse struct {
 	// Note as stored, with its key and new version.
 	Note Note
+}
+
+// MarkerPrefix starts every PushItem.Marker: "lectern-paper: <paper id>". A plugin
+// writes the marker where the manager keeps free text (Zotero's Extra field) and
+// leaves items carrying one out of ItemsSince: they are Lectern's own pushes.
+const MarkerPrefix = "lectern-paper:"
+
+// PushItem is one paper to push.
+type PushItem struct {
+	// Marker identifies the paper in the manager (written into the item), so a
+	// push never creates it twice and a sync never takes it for a new item.
+	Marker string
+	Paper  paper.Paper
+	// Key is the item's key from an earlier push; empty when never pushed.
+	Key string
+}
+
+// PushRequest files papers into a collection of a library.
+type PushRequest struct {
+	// Credentials for the reference manager, per call.
+	Credentials map[string]string
+	// LibraryID is the library.
+	LibraryID string
+	// Collection names the collection to file the items in, created when missing;
+	// empty files nothing.
+	Collection string
+	Items      []PushItem
+	// SinceVersion is the library version the caller last synced.
+	SinceVersion int64
+}
+
+// PushOutcome is what a push did with one item.
+type PushOutcome int
+
+// Push outcomes.
+const (
+	// PushUnknown is not a valid answer; it is the zero value.
+	PushUnknown PushOutcome = iota
+	// PushCreated: a new item.
+	PushCreated
+	// PushLinked: an item with the paper's DOI or marker was there already; it was
+	// filed in the collection.
+	PushLinked
+	// PushUnchanged: the item was there and filed already.
+	PushUnchanged
+	// PushFailed: see Error.
+	PushFailed
+)
+
+// PushResult is the outcome for one PushItem.
+type PushResult struct {
+	Marker  string
+	Key     string
+	Outcome PushOutcome
+	// Error says why, in words, when Outcome is PushFailed.
+	Error string
+}
+
+// PushResponse has one result per item, in order.
+type PushResponse struct {
+	Results []PushResult
+	// LibraryVersion is the library's version after the push.
+	LibraryVersion int64
+	// CollectionKey is the collection's key, when one was named.
+	CollectionKey string
 }

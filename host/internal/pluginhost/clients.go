@@ -111,6 +111,12 @@ func (r guardedRefManager) WriteNote(ctx context.Context, req *refmanager.WriteN
 	})
 }
 
+func (r guardedRefManager) Push(ctx context.Context, req *refmanager.PushRequest) (*refmanager.PushResponse, error) {
+	return invoke(ctx, r.m, callOpts{}, func(ctx context.Context, p refmanager.Manager) (*refmanager.PushResponse, error) {
+		return p.Push(ctx, req)
+	})
+}
+
 // guardedMessenger is the Transport the rest of the host uses. Updates is a
 // long-lived stream: it has no timeout and takes no concurrency slot, but ends with
 // protocol.ErrUnavailable when the plugin dies.

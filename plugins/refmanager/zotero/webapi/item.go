@@ -1,6 +1,7 @@
 package webapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 )
@@ -22,6 +23,10 @@ type Item struct {
 	URL         string
 	Extra       string
 	Publication string
+	// Volume, Issue, Pages, Publisher and ISSN describe where a record appeared.
+	Volume, Issue, Pages, Publisher, ISSN string
+	// ParsedDate is Zotero's reading of Date: "2017-06-12", "2017-06" or "2017".
+	ParsedDate string
 	// ParentItem is the key of the item a child (note, attachment, annotation)
 	// belongs to; empty for a top-level item.
 	ParentItem  string
@@ -77,6 +82,12 @@ type itemData struct {
 	Extra            string    `json:"extra"`
 	PublicationTitle string    `json:"publicationTitle"`
 	BookTitle        string    `json:"bookTitle"`
+	ProceedingsTitle string    `json:"proceedingsTitle"`
+	Volume           string    `json:"volume"`
+	Issue            string    `json:"issue"`
+	Pages            string    `json:"pages"`
+	Publisher        string    `json:"publisher"`
+	ISSN             string    `json:"ISSN"`
 	ParentItem       any       `json:"parentItem"`
 	Collections      []string  `json:"collections"`
 	Tags             []struct {
@@ -95,23 +106,35 @@ type itemData struct {
 
 // decodeItems reads a JSON array of item objects.
 func decodeItems(body []byte) ([]Item, error) {
-	var raw []struct {
-		Key     string          `json:"key"`
-		Version int64           `json:"version"`
-		Data    json.RawMessage `json:"data"`
-	}
+	var raw []itemObject
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return nil, malformed("the items", err)
 	}
 	out := make([]Item, 0, len(raw))
 	for _, r := range raw {
-		it, err := decodeItem(r.Key, r.Version, r.Data)
+		it, err := r.decode()
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// itemObject is an item as the API sends it.
+type itemObject struct {
+	Key     string `json:"key"`
+	Version int64  `json:"version"`
+	Meta    struct {
+		ParsedDate string `json:"parsedDate"`
+	} `json:"meta"`
+	Data json.RawMessage `json:"data"`
+}
+
+func (o itemObject) decode() (Item, error) {
+	it, err := decodeItem(o.Key, o.Version, o.Data)
+	it.ParsedDate = o.Meta.ParsedDate
+	return it, err
 }
 
 func decodeItem(key string, version int64, data json.RawMessage) (Item, error) {
@@ -126,12 +149,13 @@ func decodeItem(key string, version int64, data json.RawMessage) (Item, error) {
 	parent, _ := d.ParentItem.(string)
 	it := Item{Key: key, Version: version, ItemType: d.ItemType, Title: d.Title, Creators: d.Creators,
 		Abstract: d.AbstractNote, Date: d.Date, DOI: strings.TrimSpace(d.DOI), URL: d.URL, Extra: d.Extra,
-		Publication: d.PublicationTitle, ParentItem: parent, Collections: d.Collections, Trashed: truthy(d.Deleted),
+		Publication: d.PublicationTitle, Volume: d.Volume, Issue: d.Issue, Pages: d.Pages, Publisher: d.Publisher,
+		ISSN: d.ISSN, ParentItem: parent, Collections: d.Collections, Trashed: truthy(d.Deleted),
 		Note: d.Note, ContentType: d.ContentType, Filename: d.Filename, AnnotationType: d.AnnotationType,
 		AnnotationText: d.AnnotationText, AnnotationComment: d.AnnotationComment,
 		AnnotationPageLabel: d.AnnotationPageLabel, Data: all}
 	if it.Publication == "" {
-		it.Publication = d.BookTitle
+		it.Publication = cmp.Or(d.ProceedingsTitle, d.BookTitle)
 	}
 	if it.DOI == "" {
 		it.DOI = doiInExtra(d.Extra)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -237,4 +238,24 @@ func fetch[T any](ctx context.Context, c *Client, lib Library, kind string, keys
 
 func malformed(what string, err error) error {
 	return &Error{Kind: ErrUnavailable, Message: fmt.Sprintf("%s did not read as Zotero's JSON (%v)", what, err)}
+}
+
+// AllCollections lists every collection of a library.
+func (c *Client) AllCollections(ctx context.Context, lib Library) ([]Collection, error) {
+	v, err := c.Changed(ctx, lib, "collections", 0)
+	if err != nil {
+		return nil, err
+	}
+	return c.Collections(ctx, lib, slices.Sorted(maps.Keys(v.Keys)))
+}
+
+// Search lists up to 25 top-level items matching q in any field (qmode
+// everything): how a push finds an item already holding a DOI.
+func (c *Client) Search(ctx context.Context, lib Library, q string) ([]Item, error) {
+	r, err := c.do(ctx, request{method: http.MethodGet, path: lib.prefix() + "/items/top",
+		query: url.Values{"q": {q}, "qmode": {"everything"}, "limit": {"25"}}})
+	if err != nil {
+		return nil, err
+	}
+	return decodeItems(r.body)
 }

@@ -126,15 +126,11 @@ func (c *Client) Item(ctx context.Context, lib Library, key string) (Item, error
 	if err != nil {
 		return Item{}, err
 	}
-	var raw struct {
-		Key     string          `json:"key"`
-		Version int64           `json:"version"`
-		Data    json.RawMessage `json:"data"`
-	}
+	var raw itemObject
 	if err := json.Unmarshal(r.body, &raw); err != nil {
 		return Item{}, malformed("item "+key, err)
 	}
-	return decodeItem(raw.Key, raw.Version, raw.Data)
+	return raw.decode()
 }
 
 // mergeAttempts bounds Merge's rounds against a library that keeps changing.
@@ -205,4 +201,28 @@ func (c *Client) CreateOnce(ctx context.Context, lib Library, since int64, item 
 		return found[0].Key, nil
 	}
 	return "", err
+}
+
+// CreateCollection makes a top-level collection and returns its key.
+func (c *Client) CreateCollection(ctx context.Context, lib Library, name string) (string, error) {
+	body, err := json.Marshal([]map[string]any{{"name": name}})
+	if err != nil {
+		return "", fmt.Errorf("webapi: encode the collection: %w", err)
+	}
+	r, err := c.do(ctx, request{method: http.MethodPost, path: lib.prefix() + "/collections", body: body,
+		header: http.Header{"Zotero-Write-Token": {WriteToken()}}})
+	if errors.Is(err, ErrPrecondition) {
+		return "", ErrTokenUsed
+	}
+	if err != nil {
+		return "", err
+	}
+	res, err := decodeWrite(r)
+	if err != nil {
+		return "", err
+	}
+	if key := res.Created[0]; key != "" {
+		return key, nil
+	}
+	return "", &Error{Kind: ErrRejected, Message: res.Failed[0]}
 }

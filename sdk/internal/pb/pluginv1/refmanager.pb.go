@@ -70,6 +70,62 @@ func (LibraryType) EnumDescriptor() ([]byte, []int) {
 	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{0}
 }
 
+type PushOutcome int32
+
+const (
+	PushOutcome_PUSH_OUTCOME_UNSPECIFIED PushOutcome = 0
+	PushOutcome_PUSH_OUTCOME_CREATED     PushOutcome = 1
+	// PUSH_OUTCOME_LINKED: an item with the paper's DOI or marker was there already.
+	PushOutcome_PUSH_OUTCOME_LINKED    PushOutcome = 2
+	PushOutcome_PUSH_OUTCOME_UNCHANGED PushOutcome = 3
+	PushOutcome_PUSH_OUTCOME_FAILED    PushOutcome = 4
+)
+
+// Enum value maps for PushOutcome.
+var (
+	PushOutcome_name = map[int32]string{
+		0: "PUSH_OUTCOME_UNSPECIFIED",
+		1: "PUSH_OUTCOME_CREATED",
+		2: "PUSH_OUTCOME_LINKED",
+		3: "PUSH_OUTCOME_UNCHANGED",
+		4: "PUSH_OUTCOME_FAILED",
+	}
+	PushOutcome_value = map[string]int32{
+		"PUSH_OUTCOME_UNSPECIFIED": 0,
+		"PUSH_OUTCOME_CREATED":     1,
+		"PUSH_OUTCOME_LINKED":      2,
+		"PUSH_OUTCOME_UNCHANGED":   3,
+		"PUSH_OUTCOME_FAILED":      4,
+	}
+)
+
+func (x PushOutcome) Enum() *PushOutcome {
+	p := new(PushOutcome)
+	*p = x
+	return p
+}
+
+func (x PushOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PushOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_lectern_plugin_v1_refmanager_proto_enumTypes[1].Descriptor()
+}
+
+func (PushOutcome) Type() protoreflect.EnumType {
+	return &file_lectern_plugin_v1_refmanager_proto_enumTypes[1]
+}
+
+func (x PushOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PushOutcome.Descriptor instead.
+func (PushOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{1}
+}
+
 type Library struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -461,9 +517,11 @@ type Note struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	ParentItemKey string                 `protobuf:"bytes,2,opt,name=parent_item_key,json=parentItemKey,proto3" json:"parent_item_key,omitempty"`
-	// html is the note body.
-	Html          string `protobuf:"bytes,3,opt,name=html,proto3" json:"html,omitempty"`
-	Version       int64  `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
+	// html is the note body (an annotation's comment).
+	Html    string `protobuf:"bytes,3,opt,name=html,proto3" json:"html,omitempty"`
+	Version int64  `protobuf:"varint,4,opt,name=version,proto3" json:"version,omitempty"`
+	// annotation is set for an annotation on the item's PDF.
+	Annotation    *Annotation `protobuf:"bytes,5,opt,name=annotation,proto3" json:"annotation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -526,6 +584,77 @@ func (x *Note) GetVersion() int64 {
 	return 0
 }
 
+func (x *Note) GetAnnotation() *Annotation {
+	if x != nil {
+		return x.Annotation
+	}
+	return nil
+}
+
+// Annotation is a PDF annotation: a highlight, underline, or a note on a page.
+type Annotation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// type is the manager's kind: highlight, underline, note, image, ink.
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// text is the highlighted text.
+	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// page_label is the page as printed on it.
+	PageLabel     string `protobuf:"bytes,3,opt,name=page_label,json=pageLabel,proto3" json:"page_label,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Annotation) Reset() {
+	*x = Annotation{}
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Annotation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Annotation) ProtoMessage() {}
+
+func (x *Annotation) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Annotation.ProtoReflect.Descriptor instead.
+func (*Annotation) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Annotation) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Annotation) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Annotation) GetPageLabel() string {
+	if x != nil {
+		return x.PageLabel
+	}
+	return ""
+}
+
 type NotesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Credentials   *Credentials           `protobuf:"bytes,1,opt,name=credentials,proto3" json:"credentials,omitempty"`
@@ -537,7 +666,7 @@ type NotesRequest struct {
 
 func (x *NotesRequest) Reset() {
 	*x = NotesRequest{}
-	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[7]
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -549,7 +678,7 @@ func (x *NotesRequest) String() string {
 func (*NotesRequest) ProtoMessage() {}
 
 func (x *NotesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[7]
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -562,7 +691,7 @@ func (x *NotesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotesRequest.ProtoReflect.Descriptor instead.
 func (*NotesRequest) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{7}
+	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NotesRequest) GetCredentials() *Credentials {
@@ -595,7 +724,7 @@ type NotesResponse struct {
 
 func (x *NotesResponse) Reset() {
 	*x = NotesResponse{}
-	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[8]
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -607,7 +736,7 @@ func (x *NotesResponse) String() string {
 func (*NotesResponse) ProtoMessage() {}
 
 func (x *NotesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[8]
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -620,7 +749,7 @@ func (x *NotesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotesResponse.ProtoReflect.Descriptor instead.
 func (*NotesResponse) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{8}
+	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *NotesResponse) GetNotes() []*Note {
@@ -641,7 +770,7 @@ type WriteNoteRequest struct {
 
 func (x *WriteNoteRequest) Reset() {
 	*x = WriteNoteRequest{}
-	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[9]
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +782,7 @@ func (x *WriteNoteRequest) String() string {
 func (*WriteNoteRequest) ProtoMessage() {}
 
 func (x *WriteNoteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[9]
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +795,7 @@ func (x *WriteNoteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteNoteRequest.ProtoReflect.Descriptor instead.
 func (*WriteNoteRequest) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{9}
+	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *WriteNoteRequest) GetCredentials() *Credentials {
@@ -699,7 +828,7 @@ type WriteNoteResponse struct {
 
 func (x *WriteNoteResponse) Reset() {
 	*x = WriteNoteResponse{}
-	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[10]
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -711,7 +840,7 @@ func (x *WriteNoteResponse) String() string {
 func (*WriteNoteResponse) ProtoMessage() {}
 
 func (x *WriteNoteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[10]
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -724,7 +853,7 @@ func (x *WriteNoteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteNoteResponse.ProtoReflect.Descriptor instead.
 func (*WriteNoteResponse) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{10}
+	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WriteNoteResponse) GetNote() *Note {
@@ -732,6 +861,277 @@ func (x *WriteNoteResponse) GetNote() *Note {
 		return x.Note
 	}
 	return nil
+}
+
+type PushItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// marker identifies the paper in the manager (written into the item), so a push
+	// never creates it twice and a sync never takes it for a new item.
+	Marker string `protobuf:"bytes,1,opt,name=marker,proto3" json:"marker,omitempty"`
+	Paper  *Paper `protobuf:"bytes,2,opt,name=paper,proto3" json:"paper,omitempty"`
+	// key is the item's key from an earlier push; empty when never pushed.
+	Key           string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PushItem) Reset() {
+	*x = PushItem{}
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PushItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PushItem) ProtoMessage() {}
+
+func (x *PushItem) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PushItem.ProtoReflect.Descriptor instead.
+func (*PushItem) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PushItem) GetMarker() string {
+	if x != nil {
+		return x.Marker
+	}
+	return ""
+}
+
+func (x *PushItem) GetPaper() *Paper {
+	if x != nil {
+		return x.Paper
+	}
+	return nil
+}
+
+func (x *PushItem) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+type PushRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Credentials *Credentials           `protobuf:"bytes,1,opt,name=credentials,proto3" json:"credentials,omitempty"`
+	LibraryId   string                 `protobuf:"bytes,2,opt,name=library_id,json=libraryId,proto3" json:"library_id,omitempty"`
+	// collection is the name of the collection to file the items in (created when
+	// missing); empty files nothing.
+	Collection string      `protobuf:"bytes,3,opt,name=collection,proto3" json:"collection,omitempty"`
+	Items      []*PushItem `protobuf:"bytes,4,rep,name=items,proto3" json:"items,omitempty"`
+	// since_version is the library version the caller last synced.
+	SinceVersion  int64 `protobuf:"varint,5,opt,name=since_version,json=sinceVersion,proto3" json:"since_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PushRequest) Reset() {
+	*x = PushRequest{}
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PushRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PushRequest) ProtoMessage() {}
+
+func (x *PushRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PushRequest.ProtoReflect.Descriptor instead.
+func (*PushRequest) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PushRequest) GetCredentials() *Credentials {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
+}
+
+func (x *PushRequest) GetLibraryId() string {
+	if x != nil {
+		return x.LibraryId
+	}
+	return ""
+}
+
+func (x *PushRequest) GetCollection() string {
+	if x != nil {
+		return x.Collection
+	}
+	return ""
+}
+
+func (x *PushRequest) GetItems() []*PushItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *PushRequest) GetSinceVersion() int64 {
+	if x != nil {
+		return x.SinceVersion
+	}
+	return 0
+}
+
+type PushResult struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Marker  string                 `protobuf:"bytes,1,opt,name=marker,proto3" json:"marker,omitempty"`
+	Key     string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Outcome PushOutcome            `protobuf:"varint,3,opt,name=outcome,proto3,enum=lectern.plugin.v1.PushOutcome" json:"outcome,omitempty"`
+	// error says why, in words, when outcome is FAILED.
+	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PushResult) Reset() {
+	*x = PushResult{}
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PushResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PushResult) ProtoMessage() {}
+
+func (x *PushResult) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PushResult.ProtoReflect.Descriptor instead.
+func (*PushResult) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PushResult) GetMarker() string {
+	if x != nil {
+		return x.Marker
+	}
+	return ""
+}
+
+func (x *PushResult) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *PushResult) GetOutcome() PushOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return PushOutcome_PUSH_OUTCOME_UNSPECIFIED
+}
+
+func (x *PushResult) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type PushResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Results        []*PushResult          `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	LibraryVersion int64                  `protobuf:"varint,2,opt,name=library_version,json=libraryVersion,proto3" json:"library_version,omitempty"`
+	CollectionKey  string                 `protobuf:"bytes,3,opt,name=collection_key,json=collectionKey,proto3" json:"collection_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *PushResponse) Reset() {
+	*x = PushResponse{}
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PushResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PushResponse) ProtoMessage() {}
+
+func (x *PushResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_refmanager_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PushResponse.ProtoReflect.Descriptor instead.
+func (*PushResponse) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_refmanager_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PushResponse) GetResults() []*PushResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *PushResponse) GetLibraryVersion() int64 {
+	if x != nil {
+		return x.LibraryVersion
+	}
+	return 0
+}
+
+func (x *PushResponse) GetCollectionKey() string {
+	if x != nil {
+		return x.CollectionKey
+	}
+	return ""
 }
 
 var File_lectern_plugin_v1_refmanager_proto protoreflect.FileDescriptor
@@ -767,12 +1167,21 @@ const file_lectern_plugin_v1_refmanager_proto_rawDesc = "" +
 	"\x05items\x18\x01 \x03(\v2\x1a.lectern.plugin.v1.RefItemR\x05items\x12'\n" +
 	"\x0flibrary_version\x18\x02 \x01(\x03R\x0elibraryVersion\x12\x1f\n" +
 	"\vnext_cursor\x18\x03 \x01(\tR\n" +
-	"nextCursor\"n\n" +
+	"nextCursor\"\xad\x01\n" +
 	"\x04Note\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12&\n" +
 	"\x0fparent_item_key\x18\x02 \x01(\tR\rparentItemKey\x12\x12\n" +
 	"\x04html\x18\x03 \x01(\tR\x04html\x12\x18\n" +
-	"\aversion\x18\x04 \x01(\x03R\aversion\"\x8a\x01\n" +
+	"\aversion\x18\x04 \x01(\x03R\aversion\x12=\n" +
+	"\n" +
+	"annotation\x18\x05 \x01(\v2\x1d.lectern.plugin.v1.AnnotationR\n" +
+	"annotation\"S\n" +
+	"\n" +
+	"Annotation\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1d\n" +
+	"\n" +
+	"page_label\x18\x03 \x01(\tR\tpageLabel\"\x8a\x01\n" +
 	"\fNotesRequest\x12@\n" +
 	"\vcredentials\x18\x01 \x01(\v2\x1e.lectern.plugin.v1.CredentialsR\vcredentials\x12\x1d\n" +
 	"\n" +
@@ -786,18 +1195,48 @@ const file_lectern_plugin_v1_refmanager_proto_rawDesc = "" +
 	"library_id\x18\x02 \x01(\tR\tlibraryId\x12+\n" +
 	"\x04note\x18\x03 \x01(\v2\x17.lectern.plugin.v1.NoteR\x04note\"@\n" +
 	"\x11WriteNoteResponse\x12+\n" +
-	"\x04note\x18\x01 \x01(\v2\x17.lectern.plugin.v1.NoteR\x04note*Z\n" +
+	"\x04note\x18\x01 \x01(\v2\x17.lectern.plugin.v1.NoteR\x04note\"d\n" +
+	"\bPushItem\x12\x16\n" +
+	"\x06marker\x18\x01 \x01(\tR\x06marker\x12.\n" +
+	"\x05paper\x18\x02 \x01(\v2\x18.lectern.plugin.v1.PaperR\x05paper\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\"\xe6\x01\n" +
+	"\vPushRequest\x12@\n" +
+	"\vcredentials\x18\x01 \x01(\v2\x1e.lectern.plugin.v1.CredentialsR\vcredentials\x12\x1d\n" +
+	"\n" +
+	"library_id\x18\x02 \x01(\tR\tlibraryId\x12\x1e\n" +
+	"\n" +
+	"collection\x18\x03 \x01(\tR\n" +
+	"collection\x121\n" +
+	"\x05items\x18\x04 \x03(\v2\x1b.lectern.plugin.v1.PushItemR\x05items\x12#\n" +
+	"\rsince_version\x18\x05 \x01(\x03R\fsinceVersion\"\x86\x01\n" +
+	"\n" +
+	"PushResult\x12\x16\n" +
+	"\x06marker\x18\x01 \x01(\tR\x06marker\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x128\n" +
+	"\aoutcome\x18\x03 \x01(\x0e2\x1e.lectern.plugin.v1.PushOutcomeR\aoutcome\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\x97\x01\n" +
+	"\fPushResponse\x127\n" +
+	"\aresults\x18\x01 \x03(\v2\x1d.lectern.plugin.v1.PushResultR\aresults\x12'\n" +
+	"\x0flibrary_version\x18\x02 \x01(\x03R\x0elibraryVersion\x12%\n" +
+	"\x0ecollection_key\x18\x03 \x01(\tR\rcollectionKey*Z\n" +
 	"\vLibraryType\x12\x1c\n" +
 	"\x18LIBRARY_TYPE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11LIBRARY_TYPE_USER\x10\x01\x12\x16\n" +
-	"\x12LIBRARY_TYPE_GROUP\x10\x022\xe3\x02\n" +
+	"\x12LIBRARY_TYPE_GROUP\x10\x02*\x93\x01\n" +
+	"\vPushOutcome\x12\x1c\n" +
+	"\x18PUSH_OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14PUSH_OUTCOME_CREATED\x10\x01\x12\x17\n" +
+	"\x13PUSH_OUTCOME_LINKED\x10\x02\x12\x1a\n" +
+	"\x16PUSH_OUTCOME_UNCHANGED\x10\x03\x12\x17\n" +
+	"\x13PUSH_OUTCOME_FAILED\x10\x042\xac\x03\n" +
 	"\n" +
 	"RefManager\x12V\n" +
 	"\tLibraries\x12#.lectern.plugin.v1.LibrariesRequest\x1a$.lectern.plugin.v1.LibrariesResponse\x12Y\n" +
 	"\n" +
 	"ItemsSince\x12$.lectern.plugin.v1.ItemsSinceRequest\x1a%.lectern.plugin.v1.ItemsSinceResponse\x12J\n" +
 	"\x05Notes\x12\x1f.lectern.plugin.v1.NotesRequest\x1a .lectern.plugin.v1.NotesResponse\x12V\n" +
-	"\tWriteNote\x12#.lectern.plugin.v1.WriteNoteRequest\x1a$.lectern.plugin.v1.WriteNoteResponseBGZEgithub.com/lectern-research/lectern/sdk/internal/pb/pluginv1;pluginv1b\x06proto3"
+	"\tWriteNote\x12#.lectern.plugin.v1.WriteNoteRequest\x1a$.lectern.plugin.v1.WriteNoteResponse\x12G\n" +
+	"\x04Push\x12\x1e.lectern.plugin.v1.PushRequest\x1a\x1f.lectern.plugin.v1.PushResponseBGZEgithub.com/lectern-research/lectern/sdk/internal/pb/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_lectern_plugin_v1_refmanager_proto_rawDescOnce sync.Once
@@ -811,49 +1250,63 @@ func file_lectern_plugin_v1_refmanager_proto_rawDescGZIP() []byte {
 	return file_lectern_plugin_v1_refmanager_proto_rawDescData
 }
 
-var file_lectern_plugin_v1_refmanager_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lectern_plugin_v1_refmanager_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_lectern_plugin_v1_refmanager_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_lectern_plugin_v1_refmanager_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_lectern_plugin_v1_refmanager_proto_goTypes = []any{
 	(LibraryType)(0),           // 0: lectern.plugin.v1.LibraryType
-	(*Library)(nil),            // 1: lectern.plugin.v1.Library
-	(*LibrariesRequest)(nil),   // 2: lectern.plugin.v1.LibrariesRequest
-	(*LibrariesResponse)(nil),  // 3: lectern.plugin.v1.LibrariesResponse
-	(*RefItem)(nil),            // 4: lectern.plugin.v1.RefItem
-	(*ItemsSinceRequest)(nil),  // 5: lectern.plugin.v1.ItemsSinceRequest
-	(*ItemsSinceResponse)(nil), // 6: lectern.plugin.v1.ItemsSinceResponse
-	(*Note)(nil),               // 7: lectern.plugin.v1.Note
-	(*NotesRequest)(nil),       // 8: lectern.plugin.v1.NotesRequest
-	(*NotesResponse)(nil),      // 9: lectern.plugin.v1.NotesResponse
-	(*WriteNoteRequest)(nil),   // 10: lectern.plugin.v1.WriteNoteRequest
-	(*WriteNoteResponse)(nil),  // 11: lectern.plugin.v1.WriteNoteResponse
-	(*Credentials)(nil),        // 12: lectern.plugin.v1.Credentials
-	(*Paper)(nil),              // 13: lectern.plugin.v1.Paper
+	(PushOutcome)(0),           // 1: lectern.plugin.v1.PushOutcome
+	(*Library)(nil),            // 2: lectern.plugin.v1.Library
+	(*LibrariesRequest)(nil),   // 3: lectern.plugin.v1.LibrariesRequest
+	(*LibrariesResponse)(nil),  // 4: lectern.plugin.v1.LibrariesResponse
+	(*RefItem)(nil),            // 5: lectern.plugin.v1.RefItem
+	(*ItemsSinceRequest)(nil),  // 6: lectern.plugin.v1.ItemsSinceRequest
+	(*ItemsSinceResponse)(nil), // 7: lectern.plugin.v1.ItemsSinceResponse
+	(*Note)(nil),               // 8: lectern.plugin.v1.Note
+	(*Annotation)(nil),         // 9: lectern.plugin.v1.Annotation
+	(*NotesRequest)(nil),       // 10: lectern.plugin.v1.NotesRequest
+	(*NotesResponse)(nil),      // 11: lectern.plugin.v1.NotesResponse
+	(*WriteNoteRequest)(nil),   // 12: lectern.plugin.v1.WriteNoteRequest
+	(*WriteNoteResponse)(nil),  // 13: lectern.plugin.v1.WriteNoteResponse
+	(*PushItem)(nil),           // 14: lectern.plugin.v1.PushItem
+	(*PushRequest)(nil),        // 15: lectern.plugin.v1.PushRequest
+	(*PushResult)(nil),         // 16: lectern.plugin.v1.PushResult
+	(*PushResponse)(nil),       // 17: lectern.plugin.v1.PushResponse
+	(*Credentials)(nil),        // 18: lectern.plugin.v1.Credentials
+	(*Paper)(nil),              // 19: lectern.plugin.v1.Paper
 }
 var file_lectern_plugin_v1_refmanager_proto_depIdxs = []int32{
 	0,  // 0: lectern.plugin.v1.Library.type:type_name -> lectern.plugin.v1.LibraryType
-	12, // 1: lectern.plugin.v1.LibrariesRequest.credentials:type_name -> lectern.plugin.v1.Credentials
-	1,  // 2: lectern.plugin.v1.LibrariesResponse.libraries:type_name -> lectern.plugin.v1.Library
-	13, // 3: lectern.plugin.v1.RefItem.paper:type_name -> lectern.plugin.v1.Paper
-	12, // 4: lectern.plugin.v1.ItemsSinceRequest.credentials:type_name -> lectern.plugin.v1.Credentials
-	4,  // 5: lectern.plugin.v1.ItemsSinceResponse.items:type_name -> lectern.plugin.v1.RefItem
-	12, // 6: lectern.plugin.v1.NotesRequest.credentials:type_name -> lectern.plugin.v1.Credentials
-	7,  // 7: lectern.plugin.v1.NotesResponse.notes:type_name -> lectern.plugin.v1.Note
-	12, // 8: lectern.plugin.v1.WriteNoteRequest.credentials:type_name -> lectern.plugin.v1.Credentials
-	7,  // 9: lectern.plugin.v1.WriteNoteRequest.note:type_name -> lectern.plugin.v1.Note
-	7,  // 10: lectern.plugin.v1.WriteNoteResponse.note:type_name -> lectern.plugin.v1.Note
-	2,  // 11: lectern.plugin.v1.RefManager.Libraries:input_type -> lectern.plugin.v1.LibrariesRequest
-	5,  // 12: lectern.plugin.v1.RefManager.ItemsSince:input_type -> lectern.plugin.v1.ItemsSinceRequest
-	8,  // 13: lectern.plugin.v1.RefManager.Notes:input_type -> lectern.plugin.v1.NotesRequest
-	10, // 14: lectern.plugin.v1.RefManager.WriteNote:input_type -> lectern.plugin.v1.WriteNoteRequest
-	3,  // 15: lectern.plugin.v1.RefManager.Libraries:output_type -> lectern.plugin.v1.LibrariesResponse
-	6,  // 16: lectern.plugin.v1.RefManager.ItemsSince:output_type -> lectern.plugin.v1.ItemsSinceResponse
-	9,  // 17: lectern.plugin.v1.RefManager.Notes:output_type -> lectern.plugin.v1.NotesResponse
-	11, // 18: lectern.plugin.v1.RefManager.WriteNote:output_type -> lectern.plugin.v1.WriteNoteResponse
-	15, // [15:19] is the sub-list for method output_type
-	11, // [11:15] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	18, // 1: lectern.plugin.v1.LibrariesRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	2,  // 2: lectern.plugin.v1.LibrariesResponse.libraries:type_name -> lectern.plugin.v1.Library
+	19, // 3: lectern.plugin.v1.RefItem.paper:type_name -> lectern.plugin.v1.Paper
+	18, // 4: lectern.plugin.v1.ItemsSinceRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	5,  // 5: lectern.plugin.v1.ItemsSinceResponse.items:type_name -> lectern.plugin.v1.RefItem
+	9,  // 6: lectern.plugin.v1.Note.annotation:type_name -> lectern.plugin.v1.Annotation
+	18, // 7: lectern.plugin.v1.NotesRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	8,  // 8: lectern.plugin.v1.NotesResponse.notes:type_name -> lectern.plugin.v1.Note
+	18, // 9: lectern.plugin.v1.WriteNoteRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	8,  // 10: lectern.plugin.v1.WriteNoteRequest.note:type_name -> lectern.plugin.v1.Note
+	8,  // 11: lectern.plugin.v1.WriteNoteResponse.note:type_name -> lectern.plugin.v1.Note
+	19, // 12: lectern.plugin.v1.PushItem.paper:type_name -> lectern.plugin.v1.Paper
+	18, // 13: lectern.plugin.v1.PushRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	14, // 14: lectern.plugin.v1.PushRequest.items:type_name -> lectern.plugin.v1.PushItem
+	1,  // 15: lectern.plugin.v1.PushResult.outcome:type_name -> lectern.plugin.v1.PushOutcome
+	16, // 16: lectern.plugin.v1.PushResponse.results:type_name -> lectern.plugin.v1.PushResult
+	3,  // 17: lectern.plugin.v1.RefManager.Libraries:input_type -> lectern.plugin.v1.LibrariesRequest
+	6,  // 18: lectern.plugin.v1.RefManager.ItemsSince:input_type -> lectern.plugin.v1.ItemsSinceRequest
+	10, // 19: lectern.plugin.v1.RefManager.Notes:input_type -> lectern.plugin.v1.NotesRequest
+	12, // 20: lectern.plugin.v1.RefManager.WriteNote:input_type -> lectern.plugin.v1.WriteNoteRequest
+	15, // 21: lectern.plugin.v1.RefManager.Push:input_type -> lectern.plugin.v1.PushRequest
+	4,  // 22: lectern.plugin.v1.RefManager.Libraries:output_type -> lectern.plugin.v1.LibrariesResponse
+	7,  // 23: lectern.plugin.v1.RefManager.ItemsSince:output_type -> lectern.plugin.v1.ItemsSinceResponse
+	11, // 24: lectern.plugin.v1.RefManager.Notes:output_type -> lectern.plugin.v1.NotesResponse
+	13, // 25: lectern.plugin.v1.RefManager.WriteNote:output_type -> lectern.plugin.v1.WriteNoteResponse
+	17, // 26: lectern.plugin.v1.RefManager.Push:output_type -> lectern.plugin.v1.PushResponse
+	22, // [22:27] is the sub-list for method output_type
+	17, // [17:22] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_lectern_plugin_v1_refmanager_proto_init() }
@@ -867,8 +1320,8 @@ func file_lectern_plugin_v1_refmanager_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lectern_plugin_v1_refmanager_proto_rawDesc), len(file_lectern_plugin_v1_refmanager_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   11,
+			NumEnums:      2,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,7 @@ const (
 	RefManager_ItemsSince_FullMethodName = "/lectern.plugin.v1.RefManager/ItemsSince"
 	RefManager_Notes_FullMethodName      = "/lectern.plugin.v1.RefManager/Notes"
 	RefManager_WriteNote_FullMethodName  = "/lectern.plugin.v1.RefManager/WriteNote"
+	RefManager_Push_FullMethodName       = "/lectern.plugin.v1.RefManager/Push"
 )
 
 // RefManagerClient is the client API for RefManager service.
@@ -39,6 +40,9 @@ type RefManagerClient interface {
 	Notes(ctx context.Context, in *NotesRequest, opts ...grpc.CallOption) (*NotesResponse, error)
 	// WriteNote creates a note (empty key) or updates one.
 	WriteNote(ctx context.Context, in *WriteNoteRequest, opts ...grpc.CallOption) (*WriteNoteResponse, error)
+	// Push files papers into a collection of a library, creating each item at most
+	// once.
+	Push(ctx context.Context, in *PushRequest, opts ...grpc.CallOption) (*PushResponse, error)
 }
 
 type refManagerClient struct {
@@ -89,6 +93,16 @@ func (c *refManagerClient) WriteNote(ctx context.Context, in *WriteNoteRequest, 
 	return out, nil
 }
 
+func (c *refManagerClient) Push(ctx context.Context, in *PushRequest, opts ...grpc.CallOption) (*PushResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PushResponse)
+	err := c.cc.Invoke(ctx, RefManager_Push_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RefManagerServer is the server API for RefManager service.
 // All implementations must embed UnimplementedRefManagerServer
 // for forward compatibility.
@@ -103,6 +117,9 @@ type RefManagerServer interface {
 	Notes(context.Context, *NotesRequest) (*NotesResponse, error)
 	// WriteNote creates a note (empty key) or updates one.
 	WriteNote(context.Context, *WriteNoteRequest) (*WriteNoteResponse, error)
+	// Push files papers into a collection of a library, creating each item at most
+	// once.
+	Push(context.Context, *PushRequest) (*PushResponse, error)
 	mustEmbedUnimplementedRefManagerServer()
 }
 
@@ -124,6 +141,9 @@ func (UnimplementedRefManagerServer) Notes(context.Context, *NotesRequest) (*Not
 }
 func (UnimplementedRefManagerServer) WriteNote(context.Context, *WriteNoteRequest) (*WriteNoteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method WriteNote not implemented")
+}
+func (UnimplementedRefManagerServer) Push(context.Context, *PushRequest) (*PushResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Push not implemented")
 }
 func (UnimplementedRefManagerServer) mustEmbedUnimplementedRefManagerServer() {}
 func (UnimplementedRefManagerServer) testEmbeddedByValue()                    {}
@@ -218,6 +238,24 @@ func _RefManager_WriteNote_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RefManager_Push_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PushRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RefManagerServer).Push(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RefManager_Push_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RefManagerServer).Push(ctx, req.(*PushRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RefManager_ServiceDesc is the grpc.ServiceDesc for RefManager service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -240,6 +278,10 @@ var RefManager_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "WriteNote",
 			Handler:    _RefManager_WriteNote_Handler,
+		},
+		{
+			MethodName: "Push",
+			Handler:    _RefManager_Push_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
