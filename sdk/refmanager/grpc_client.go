@@ -41,7 +41,7 @@ func (c *grpcClient) ItemsSince(ctx context.Context, req *ItemsSinceRequest) (*I
 	if err != nil {
 		return nil, err
 	}
-	out := &ItemsSinceResponse{LibraryVersion: resp.GetLibraryVersion(), NextCursor: resp.GetNextCursor()}
+	out := &ItemsSinceResponse{LibraryVersion: resp.GetLibraryVersion(), NextCursor: resp.GetNextCursor(), Through: resp.GetThrough()}
 	for _, it := range resp.GetItems() {
 		out.Items = append(out.Items, Item{
 			Key: it.GetKey(), Version: it.GetVersion(), Paper: convert.PaperFromProto(it.GetPaper()),

@@ -74,7 +74,7 @@ func (s *grpcServer) ItemsSince(ctx context.Context, req *pluginv1.ItemsSinceReq
 	if err != nil {
 		return nil, convert.ErrToStatus(err)
 	}
-	out := &pluginv1.ItemsSinceResponse{LibraryVersion: resp.LibraryVersion, NextCursor: resp.NextCursor}
+	out := &pluginv1.ItemsSinceResponse{LibraryVersion: resp.LibraryVersion, NextCursor: resp.NextCursor, Through: resp.Through}
 	name := s.plug.Name(ctx)
 	for i := range resp.Items {
 		it := &resp.Items[i]

@@ -106,11 +106,12 @@ type ItemsSinceRequest struct {
 
 // ItemsSinceResponse is one page of changed items.
 //
-// Pages list items in ascending version and end at a version boundary, so once a
-// page is processed the caller may store its last item's version as the point to
-// resume from; removed items come on the last page, whose LibraryVersion is then
-// the next SinceVersion. A changed note, attachment or annotation is reported as
-// its top-level item (read its Notes again); items in the trash are Deleted.
+// Pages follow ascending version and end at a version boundary; removed items come
+// on the first page. Once a page is processed the caller may store Through and,
+// after a crash, resume with it as SinceVersion (and no cursor): nothing is
+// skipped. A changed note, attachment or annotation is reported as its top-level
+// item (read its Notes again); items in the trash are Deleted; items Lectern
+// pushed (MarkerPrefix) are left out.
 type ItemsSinceResponse struct {
 	// Items on this page.
 	Items []Item
@@ -118,6 +119,9 @@ type ItemsSinceResponse struct {
 	LibraryVersion int64
 	// NextCursor fetches the next page; empty on the last page.
 	NextCursor string
+	// Through is the version up to which every change has been listed once this
+	// page is processed: the SinceVersion to resume from.
+	Through int64
 }
 
 // Note is a note attached to an item.

@@ -37,7 +37,8 @@ func parseCursor(s string) (cursor, error) {
 // version, a page at a time, each page ending at a version boundary. A changed
 // child (note, attachment, annotation) stands for its record; records in the
 // trash come as Deleted; items Lectern pushed (Extra holds the marker) and
-// standalone notes are left out; removed items come on the last page.
+// standalone notes are left out; removed items come on the first page, so a
+// caller resuming from a page's Through has seen them.
 func (z *Zotero) ItemsSince(ctx context.Context, req *refmanager.ItemsSinceRequest) (*refmanager.ItemsSinceResponse, error) {
 	c, err := z.client(req.Credentials)
 	if err != nil {
@@ -62,8 +63,10 @@ func (z *Zotero) ItemsSince(ctx context.Context, req *refmanager.ItemsSinceReque
 		return nil, typed(err)
 	}
 	if changed.Unchanged {
-		return &refmanager.ItemsSinceResponse{Items: []refmanager.Item{}, LibraryVersion: cmp.Or(cur.target, cur.done)}, nil
+		v := cmp.Or(cur.target, cur.done)
+		return &refmanager.ItemsSinceResponse{Items: []refmanager.Item{}, LibraryVersion: v, Through: v}, nil
 	}
+	first := cur.target == 0
 	if cur.target == 0 {
 		cur.target = changed.LibraryVersion
 	}
@@ -76,17 +79,20 @@ func (z *Zotero) ItemsSince(ctx context.Context, req *refmanager.ItemsSinceReque
 	if err != nil {
 		return nil, err
 	}
-	resp := &refmanager.ItemsSinceResponse{Items: out, LibraryVersion: cur.target}
+	resp := &refmanager.ItemsSinceResponse{LibraryVersion: cur.target, Through: cur.target}
+	if first {
+		deleted, err := c.DeletedSince(ctx, lib, req.SinceVersion)
+		if err != nil {
+			return nil, typed(err)
+		}
+		for _, key := range deleted.Items {
+			resp.Items = append(resp.Items, refmanager.Item{Key: key, Deleted: true})
+		}
+	}
+	resp.Items = append(resp.Items, out...)
 	if !last {
-		resp.NextCursor = cursor{target: cur.target, done: page[len(page)-1].version}.String()
-		return resp, nil
-	}
-	deleted, err := c.DeletedSince(ctx, lib, req.SinceVersion)
-	if err != nil {
-		return nil, typed(err)
-	}
-	for _, key := range deleted.Items {
-		resp.Items = append(resp.Items, refmanager.Item{Key: key, Deleted: true})
+		resp.Through = page[len(page)-1].version
+		resp.NextCursor = cursor{target: cur.target, done: resp.Through}.String()
 	}
 	return resp, nil
 }

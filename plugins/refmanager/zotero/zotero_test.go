@@ -195,3 +195,30 @@ func TestPushCreatesOnceLinksByDOIAndFilesIntoTheProjectCollection(t *testing.T)
 	require.Equal(t, posts, lib.posts)
 	lib.mu.Unlock()
 }
+
+func TestResumingFromAPagesThroughMissesNothing(t *testing.T) {
+	lib := recorded(t)
+	lib.remove("PQKBRC33")
+	m := dial(t, lib)
+	all, _, _ := drain(t, m, 0, 7)
+	first, err := m.ItemsSince(context.Background(), &refmanager.ItemsSinceRequest{Credentials: creds, LibraryID: "users/1", PageSize: 7})
+	require.NoError(t, err)
+	require.NotEmpty(t, first.NextCursor)
+	require.Positive(t, first.Through)
+	require.Less(t, first.Through, first.LibraryVersion)
+	// The run stops here; the next one starts from Through with no cursor.
+	rest, _, _ := drain(t, m, first.Through, 7)
+	keys := func(items []refmanager.Item) map[string]bool {
+		out := map[string]bool{}
+		for _, it := range items {
+			out[it.Key] = it.Deleted
+		}
+		return out
+	}
+	resumed := keys(first.Items)
+	for k, d := range keys(rest) {
+		resumed[k] = d
+	}
+	require.Equal(t, keys(all), resumed)
+	require.True(t, keys(first.Items)["PQKBRC33"], "the removal came on the first page")
+}

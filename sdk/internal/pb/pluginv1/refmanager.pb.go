@@ -458,8 +458,11 @@ type ItemsSinceResponse struct {
 	// library_version is the library version this listing is consistent with.
 	LibraryVersion int64  `protobuf:"varint,2,opt,name=library_version,json=libraryVersion,proto3" json:"library_version,omitempty"`
 	NextCursor     string `protobuf:"bytes,3,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// through is the version up to which every change has been listed once this
+	// page is processed: the since_version to resume from.
+	Through       int64 `protobuf:"varint,4,opt,name=through,proto3" json:"through,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ItemsSinceResponse) Reset() {
@@ -511,6 +514,13 @@ func (x *ItemsSinceResponse) GetNextCursor() string {
 		return x.NextCursor
 	}
 	return ""
+}
+
+func (x *ItemsSinceResponse) GetThrough() int64 {
+	if x != nil {
+		return x.Through
+	}
+	return 0
 }
 
 type Note struct {
@@ -1162,12 +1172,13 @@ const file_lectern_plugin_v1_refmanager_proto_rawDesc = "" +
 	"library_id\x18\x02 \x01(\tR\tlibraryId\x12#\n" +
 	"\rsince_version\x18\x03 \x01(\x03R\fsinceVersion\x12\x16\n" +
 	"\x06cursor\x18\x04 \x01(\tR\x06cursor\x12\x1b\n" +
-	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\"\x90\x01\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\"\xaa\x01\n" +
 	"\x12ItemsSinceResponse\x120\n" +
 	"\x05items\x18\x01 \x03(\v2\x1a.lectern.plugin.v1.RefItemR\x05items\x12'\n" +
 	"\x0flibrary_version\x18\x02 \x01(\x03R\x0elibraryVersion\x12\x1f\n" +
 	"\vnext_cursor\x18\x03 \x01(\tR\n" +
-	"nextCursor\"\xad\x01\n" +
+	"nextCursor\x12\x18\n" +
+	"\athrough\x18\x04 \x01(\x03R\athrough\"\xad\x01\n" +
 	"\x04Note\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12&\n" +
 	"\x0fparent_item_key\x18\x02 \x01(\tR\rparentItemKey\x12\x12\n" +
