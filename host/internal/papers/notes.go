@@ -1,0 +1,92 @@
+package papers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
+// ExternalNote is a note or PDF annotation a user keeps in their reference
+// manager, as the sync brings it into paper_notes (source refmanager).
+type ExternalNote struct {
+	// Key is the manager's key of the note or annotation.
+	Key     string
+	Version int64
+	// Body is the note's text, or the annotation's comment.
+	Body string
+	// Highlight is the annotation's highlighted text; empty for a note.
+	Highlight string
+	// Page is the annotation's page when its label is a number.
+	Page *int
+}
+
+// SyncExternalNotesTx makes the user's reference-manager notes on the paper
+// exactly notes: each is written under its key (a second sync updates it, never
+// adds a copy, by the per-user unique index on the key) and the paper's other
+// reference-manager notes go. The user's own notes are never touched. It returns
+// how many rows it wrote or removed.
+func SyncExternalNotesTx(ctx context.Context, q Querier, userID, paperID uuid.UUID, notes []ExternalNote) (int, error) {
+	changed := 0
+	keys := make([]string, 0, len(notes))
+	for _, n := range notes {
+		keys = append(keys, n.Key)
+		var highlight any
+		if n.Highlight != "" {
+			highlight = truncate(n.Highlight, 20000)
+		}
+		tag, err := q.Exec(ctx, `
+			INSERT INTO paper_notes (user_id, paper_id, source, body, highlight_text, page_number, external_key, external_version)
+			VALUES ($1, $2, 'refmanager', $3, $4, $5, $6, $7)
+			ON CONFLICT (user_id, paper_id, source, external_key) WHERE external_key IS NOT NULL DO UPDATE
+			   SET body = EXCLUDED.body, highlight_text = EXCLUDED.highlight_text, page_number = EXCLUDED.page_number,
+			       external_version = EXCLUDED.external_version, updated_at = now()
+			 WHERE paper_notes.external_version IS DISTINCT FROM EXCLUDED.external_version
+			    OR paper_notes.body IS DISTINCT FROM EXCLUDED.body`,
+			userID, paperID, truncate(n.Body, 100000), highlight, n.Page, n.Key, n.Version)
+		if err != nil {
+			return 0, fmt.Errorf("papers: write a reference-manager note: %w", err)
+		}
+		changed += int(tag.RowsAffected())
+	}
+	tag, err := q.Exec(ctx, `
+		DELETE FROM paper_notes
+		 WHERE user_id = $1 AND paper_id = $2 AND source = 'refmanager' AND NOT (external_key = ANY($3))`,
+		userID, paperID, keys)
+	if err != nil {
+		return 0, fmt.Errorf("papers: remove reference-manager notes: %w", err)
+	}
+	return changed + int(tag.RowsAffected()), nil
+}
+
+// DeleteExternalNoteKeysTx removes the user's reference-manager notes with these
+// keys (notes deleted in the manager), on any paper.
+func DeleteExternalNoteKeysTx(ctx context.Context, q Querier, userID uuid.UUID, keys []string) (int, error) {
+	tag, err := q.Exec(ctx, `
+		DELETE FROM paper_notes WHERE user_id = $1 AND source = 'refmanager' AND external_key = ANY($2)`, userID, keys)
+	if err != nil {
+		return 0, fmt.Errorf("papers: remove reference-manager notes: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// RemoveFromLibraryTx takes a paper out of the user's library in the caller's
+// transaction; their overlay stays. Removing a paper not in the library is not an
+// error.
+func RemoveFromLibraryTx(ctx context.Context, q Querier, userID, paperID uuid.UUID) error {
+	if _, err := q.Exec(ctx, `DELETE FROM user_library WHERE user_id = $1 AND paper_id = $2`, userID, paperID); err != nil {
+		return fmt.Errorf("papers: remove from library: %w", err)
+	}
+	return nil
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
