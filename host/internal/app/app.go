@@ -38,6 +38,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/projects"
 	"github.com/lectern-research/lectern/host/internal/pulse"
 	"github.com/lectern-research/lectern/host/internal/rag"
+	"github.com/lectern-research/lectern/host/internal/refsync"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/secrets"
@@ -137,6 +138,8 @@ type App struct {
 	// PulseGen makes the morning decks; PulseTrainer trains the classifiers.
 	PulseGen     *pulse.Generator
 	PulseTrainer *pulse.Trainer
+	// RefSync brings users' Zotero libraries in (refmanager.sync).
+	RefSync *refsync.Syncer
 	// Jobs is the job queue with every kind registered, built but not started:
 	// Start starts it.
 	Jobs    *jobs.Service
@@ -192,6 +195,7 @@ func (a *App) build(ctx context.Context, o Options) error {
 	a.Search = search.New(o.Pool, sources)
 	a.Enrich = &enrich.Service{Pool: o.Pool, Search: a.Search, Logger: o.Logger, PDFs: a.PDFs, Vectors: a.Vectors}
 	a.PulseGen, a.PulseTrainer = a.newPulse(o.Now)
+	a.RefSync = a.newRefSync(o.Now)
 	if a.Jobs, err = a.newQueue(ctx, o.QueueFunc, o.Now); err != nil {
 		return err
 	}
@@ -297,6 +301,9 @@ func (a *App) newQueue(ctx context.Context, adjust func(*jobs.Config) error, now
 	if err := a.registerPulse(reg, now); err != nil {
 		return nil, err
 	}
+	if err := refsync.RegisterJobs(reg, a.RefSync); err != nil {
+		return nil, err
+	}
 	cfg := jobs.Config{Pool: a.Pool, Logger: a.Logger, Registry: reg,
 		QueueWorkers: map[string]int{ingest.Queue: ingest.Workers(), enrich.Queue: 2},
 		PurgeFunc:    PurgeFunc(a.Pool, a.Audit, a.Logger)}
@@ -341,6 +348,7 @@ func (a *App) newHandler(o Options, searchSvc *search.Service) (http.Handler, []
 		Jobs:     a.Jobs.API(),
 		Pulse:    a.pulseAPI(o.Now),
 		Digest:   digest.NewAPI(a.digest(o.Now)),
+		Zotero:   a.refSyncAPI(),
 	})
 }
 

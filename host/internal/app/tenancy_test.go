@@ -86,6 +86,8 @@ func seedTenant(t testing.TB, b *testBundle, email string) *tenant {
 	pulseDeck := one("pulse_decks", `INSERT INTO pulse_decks (user_id, deck_date, card_count, stats) VALUES ($1, current_date, 1, jsonb_build_object('quiet', $2::text)) RETURNING id::text`, uid, mark)
 	one("pulse_cards", `INSERT INTO pulse_cards (deck_id, user_id, paper_id, rank, score, why) VALUES ($1, $2, $3, 1, 0.9, $4) RETURNING id::text`, pulseDeck, uid, paper, mark)
 	one("pulse_runs", `INSERT INTO pulse_runs (user_id, detail) VALUES ($1, jsonb_build_object('mark', $2::text)) RETURNING id::text`, uid, mark)
+	one("refmanager_links", `INSERT INTO refmanager_links (user_id, library_id, item_key, paper_id, origin, brought) VALUES ($1, 'users/1', $2, $3, 'pull', true) RETURNING item_key`, uid, mark, paper)
+	one("refmanager_sync_state", `INSERT INTO refmanager_sync_state (user_id, library_id, version, last_error) VALUES ($1, 'users/1', 7, $2) RETURNING library_id`, uid, mark)
 	one("system_events", `INSERT INTO system_events (user_id, level, category, source, message) VALUES ($1, 'info', 'job', 'test', $2) RETURNING id::text`, uid, mark)
 	one("messenger_pairing_tokens", `INSERT INTO messenger_pairing_tokens (token_hash, user_id, expires_at) VALUES (sha256(convert_to($2, 'UTF8')), $1, now() + interval '15 minutes') RETURNING user_id::text`, uid, mark)
 	one("messenger_user_pairings", `INSERT INTO messenger_user_pairings (user_id, chat_id) VALUES ($1, $2) RETURNING user_id::text`, uid, mark)
@@ -368,6 +370,21 @@ var tenancyCases = map[string]tenancyCase{
 		rec = b.do(t, req{method: http.MethodPost, path: "/api/pulse/generate", cookie: alice.cookie})
 		require.Equal(t, http.StatusAccepted, rec.Code, "Bob's job does not block Alice's: %s", rec.Body.String())
 	}},
+	"GET /api/integrations/zotero": {kind: perUser, check: listNoLeak("/api/integrations/zotero")},
+	"POST /api/integrations/zotero/test": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/integrations/zotero/test", cookie: bob.cookie})
+		require.Equal(t, http.StatusConflict, rec.Code, "Bob has no key of his own; Alice's is never used: %s", rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
+	"POST /api/integrations/zotero/sync": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/integrations/zotero/sync", cookie: bob.cookie})
+		require.Equal(t, http.StatusConflict, rec.Code, "Bob has no key of his own: %s", rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+	}},
 	"POST /api/decks": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		before := aliceSnapshot(t, b, alice)
 		rec := b.do(t, req{method: http.MethodPost, path: "/api/decks", cookie: bob.cookie, body: map[string]any{"name": alice.markers[2]}})
@@ -607,7 +624,8 @@ func aliceSnapshot(t *testing.T, b *testBundle, alice *tenant) string {
 	t.Helper()
 	var out strings.Builder
 	for _, table := range []string{"projects", "tasks", "milestones", "project_papers", "user_library", "paper_user_state", "user_config",
-		"decks", "cards", "review_logs", "daily_log", "pulse_topics", "pulse_authors", "pulse_decks", "pulse_cards", "recommendation_feedback"} {
+		"decks", "cards", "review_logs", "daily_log", "pulse_topics", "pulse_authors", "pulse_decks", "pulse_cards", "recommendation_feedback",
+		"refmanager_links", "refmanager_sync_state"} {
 		rows, err := b.pool.Query(context.Background(),
 			`SELECT t::text FROM `+table+` t WHERE user_id = $1 ORDER BY 1`, alice.user)
 		require.NoError(t, err)

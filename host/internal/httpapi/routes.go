@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -12,6 +13,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pulse"
+	"github.com/lectern-research/lectern/host/internal/refsync"
 )
 
 // Route is one entry of the route table: every route declares exactly one resolver.
@@ -187,7 +189,25 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/admin/llm/providers/{provider}/test", auth.AdminSession, f(h.LLM.ProbeProvider)},
 		{http.MethodPut, "/api/admin/llm/roles/{role}", auth.AdminSession, f(h.LLM.PutRole)},
 		{http.MethodPatch, "/api/admin/plugins/{name}", auth.AdminSession, f(pluginUpdate)},
-	}, h.pulseRoutes()...)
+	}, slices.Concat(h.pulseRoutes(), h.zoteroRoutes())...)
+}
+
+// zoteroRoutes are the caller's Zotero integration: the sync's status, a check
+// of their key, and "sync now". Without the sync (a host built without it) they
+// answer 503.
+func (h *handler) zoteroRoutes() []Route {
+	z := h.Zotero
+	route := func(method, pattern string, fn func(*refsync.API) http.HandlerFunc) Route {
+		if z == nil {
+			return Route{method, pattern, auth.StrictWithOwnerOverride, unavailable("The Zotero integration is not running on this host.")}
+		}
+		return Route{method, pattern, auth.StrictWithOwnerOverride, fn(z)}
+	}
+	return []Route{
+		route(http.MethodGet, "/api/integrations/zotero", func(a *refsync.API) http.HandlerFunc { return a.Status }),
+		route(http.MethodPost, "/api/integrations/zotero/test", func(a *refsync.API) http.HandlerFunc { return a.Test }),
+		route(http.MethodPost, "/api/integrations/zotero/sync", func(a *refsync.API) http.HandlerFunc { return a.Sync }),
+	}
 }
 
 func unavailable(detail string) http.HandlerFunc {

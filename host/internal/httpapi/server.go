@@ -26,6 +26,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/projects"
 	"github.com/lectern-research/lectern/host/internal/pulse"
 	"github.com/lectern-research/lectern/host/internal/rag"
+	"github.com/lectern-research/lectern/host/internal/refsync"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
 	"github.com/lectern-research/lectern/host/internal/store"
@@ -65,6 +66,8 @@ type Deps struct {
 	Pulse *pulse.API
 	// Digest serves the Weekly Summary.
 	Digest *digest.API
+	// Zotero serves the caller's Zotero sync: status, key check, sync now.
+	Zotero *refsync.API
 }
 
 // handler holds the dependencies every route handler shares.
