@@ -245,6 +245,22 @@ func TestDueDeliveriesFallsBackToUTC(t *testing.T) {
 	require.Equal(t, "2026-03-02", due[0].localDate)
 }
 
+func TestAScheduleWithOnlyRunsForItsUsersAlone(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 2, 9, 10, 0, 0, time.UTC)
+	ann, bob := uuid.New(), uuid.New()
+	users := []userZone{{ID: ann, Timezone: "UTC"}, {ID: bob, Timezone: "UTC"}}
+	schedules := []UserDaily{{Name: "sync 09:00", Hour: 9}, {Name: "briefing", Hour: 9}}
+	due := dueDeliveries(now, users, schedules, nil, userScheduleGrace, nil)
+	require.Len(t, due, 4)
+	kept := keepOnly(due, map[*UserDaily]map[uuid.UUID]bool{&schedules[0]: {ann: true}})
+	var names []string
+	for _, d := range kept {
+		names = append(names, d.schedule.Name+" "+map[uuid.UUID]string{ann: "ann", bob: "bob"}[d.user])
+	}
+	require.ElementsMatch(t, []string{"sync 09:00 ann", "briefing ann", "briefing bob"}, names)
+}
+
 func TestScheduleUserDailyValidates(t *testing.T) {
 	t.Parallel()
 	argsFunc := func(uuid.UUID, string) river.JobArgs { return TrainClassifierArgs{} }

@@ -36,6 +36,9 @@ type UserDaily struct {
 	// Times, when set, gives the users who chose their own local time of day
 	// for this schedule (read once per check); the others get Hour and Minute.
 	Times func(ctx context.Context) (map[uuid.UUID]TimeOfDay, error)
+	// Only, when set, gives the users the schedule is for (read once per check),
+	// for example those who set up an integration; the others get no run.
+	Only func(ctx context.Context) (map[uuid.UUID]bool, error)
 }
 
 // TimeOfDay is a local time of day.
@@ -133,6 +136,35 @@ func dueDeliveries(now time.Time, users []userZone, schedules []UserDaily, times
 	return out
 }
 
+// onlyTheirs drops the runs of schedules with Only for users not in it. When Only
+// fails, that schedule runs for nobody this once (it is for a few users; running
+// it for all would be wrong, late is not).
+func (w *userScheduleWorker) onlyTheirs(ctx context.Context, due []delivery) []delivery {
+	only := map[*UserDaily]map[uuid.UUID]bool{}
+	for i := range w.rt.reg.schedules {
+		s := &w.rt.reg.schedules[i]
+		if s.Only == nil {
+			continue
+		}
+		users, err := s.Only(ctx)
+		if err != nil {
+			w.rt.log.ErrorContext(ctx, "jobs: read the users of a schedule", "schedule", s.Name, "error", err)
+			users = map[uuid.UUID]bool{}
+		}
+		only[s] = users
+	}
+	return keepOnly(due, only)
+}
+
+// keepOnly keeps the deliveries whose schedule has no user list in only, or
+// whose user is in it.
+func keepOnly(due []delivery, only map[*UserDaily]map[uuid.UUID]bool) []delivery {
+	return slices.DeleteFunc(due, func(d delivery) bool {
+		users, limited := only[d.schedule]
+		return limited && !users[d.user]
+	})
+}
+
 // UserScheduleArgs are the (empty) arguments of jobs.user_schedule.
 type UserScheduleArgs struct{}
 
@@ -166,6 +198,7 @@ func (w *userScheduleWorker) Work(ctx context.Context, job *river.Job[UserSchedu
 	due := dueDeliveries(time.Now(), users, w.rt.reg.schedules, times, userScheduleGrace, func(user uuid.UUID, zone string) {
 		w.rt.log.WarnContext(ctx, "jobs: user timezone does not load; using UTC", "user_id", user, "timezone", zone)
 	})
+	due = w.onlyTheirs(ctx, due)
 	params := make([]river.InsertManyParams, 0, len(due))
 	for _, d := range due {
 		args := d.schedule.ArgsFunc(d.user, d.localDate)

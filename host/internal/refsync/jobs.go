@@ -16,9 +16,14 @@ import (
 // KindSync is one user's sync of their reference-manager library.
 const KindSync = "refmanager.sync"
 
-// SyncArgs are refmanager.sync's arguments: none; the job's owner is whose
-// library it syncs.
-type SyncArgs struct{}
+// SyncArgs are refmanager.sync's arguments: none when a user asks for a sync;
+// the hourly schedule names the user and the local date and hour, so that each
+// hour's insert is unique. The job's owner is whose library it syncs.
+type SyncArgs struct {
+	User uuid.UUID `json:"user,omitzero"`
+	Date string    `json:"date,omitempty"`
+	Hour int       `json:"hour,omitempty"`
+}
 
 // Kind implements river.JobArgs.
 func (SyncArgs) Kind() string { return KindSync }
@@ -32,6 +37,9 @@ func (w *syncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
 	owner := jobs.OwnerOf(job.JobRow)
 	if owner == uuid.Nil {
 		return jobs.NewPublicError("no_owner", "refmanager.sync syncs one user's library; enqueue it as that user.", nil)
+	}
+	if job.Args.User != uuid.Nil && job.Args.User != owner {
+		return jobs.NewPublicError("bad_user", "refmanager.sync syncs its owner's library only.", nil)
 	}
 	_ = jobs.ReportProgress(ctx, 0, 1, "reading what changed in Zotero")
 	rep, err := w.syncer.Run(ctx, owner)
@@ -59,14 +67,33 @@ func publicError(err error) error {
 	return err
 }
 
-// RegisterJobs adds refmanager.sync: a user enqueues it for themselves (the
-// "sync now" button); one runs per user at a time.
-func RegisterJobs(reg *jobs.Registry, s *Syncer) error {
-	return jobs.Register(reg, jobs.KindSpec[SyncArgs]{
+// syncMinute is the minute past each hour the scheduled syncs run.
+const syncMinute = 17
+
+// RegisterJobs adds refmanager.sync: hourly for every user who set a key (users
+// lists them), and whenever a user asks for it (the "sync now" button); one runs
+// per user at a time, so a sync still running when the next hour comes is not
+// doubled.
+func RegisterJobs(reg *jobs.Registry, s *Syncer, users func(ctx context.Context) (map[uuid.UUID]bool, error)) error {
+	err := jobs.Register(reg, jobs.KindSpec[SyncArgs]{
 		Worker:      &syncWorker{syncer: s},
 		MaxAttempts: 3,
 		Timeout:     30 * time.Minute,
 		Enqueuers:   jobs.EnqueueUser,
 		OnePerOwner: true,
 	})
+	if err != nil || users == nil {
+		return err
+	}
+	for hour := range 24 {
+		err := reg.ScheduleUserDaily(jobs.UserDaily{
+			Name: fmt.Sprintf("%s %02d:%02d", KindSync, hour, syncMinute), Hour: hour, Minute: syncMinute,
+			ArgsFunc: func(user uuid.UUID, date string) river.JobArgs { return SyncArgs{User: user, Date: date, Hour: hour} },
+			Only:     users,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

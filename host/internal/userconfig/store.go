@@ -334,3 +334,21 @@ func (s *Store) Rotate(ctx context.Context, apply bool) (RotationReport, error) 
 	}
 	return rep, nil
 }
+
+// UsersWithKey returns the users who have a value under key (a scheduler's list
+// of who set up an integration).
+func (s *Store) UsersWithKey(ctx context.Context, key string) (map[uuid.UUID]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT user_id FROM user_config WHERE key = $1 AND user_id IS NOT NULL`, key)
+	if err != nil {
+		return nil, fmt.Errorf("userconfig: users with %s: %w", key, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("userconfig: users with %s: %w", key, err)
+	}
+	out := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}

@@ -1,0 +1,54 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+)
+
+// A user sets their Zotero key in Settings: the status says so, the hourly sync
+// is for them alone, "sync now" starts one job and refuses a second, and a key
+// check on a host without the plugin says what to do in words.
+func TestZoteroKeyStatusAndSyncNow(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	ann := b.user(t, "ann@example.org", "user")
+	b.user(t, "bob@example.org", "user")
+	annCookie, bobCookie := b.signIn(t, "ann@example.org"), b.signIn(t, "bob@example.org")
+
+	status := func(cookie string) map[string]any {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/integrations/zotero", cookie: cookie})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		var out map[string]any
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+		return out
+	}
+	require.Equal(t, false, status(annCookie)["configured"])
+	rec := b.do(t, req{method: http.MethodPost, path: "/api/integrations/zotero/sync", cookie: annCookie})
+	require.Equal(t, http.StatusConflict, rec.Code)
+	require.Contains(t, rec.Body.String(), "add yours in Settings")
+
+	rec = b.do(t, req{method: http.MethodPut, path: "/api/settings/config/zotero.api_key", cookie: annCookie,
+		body: map[string]any{"value": "P9NiFoyLeZu2bZNvvuQPDWsd"}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, true, status(annCookie)["configured"])
+	require.Equal(t, false, status(bobCookie)["configured"], "Ann's key is hers")
+
+	users, err := b.app.Settings.UsersWithKey(context.Background(), "zotero.api_key")
+	require.NoError(t, err)
+	require.Equal(t, map[uuid.UUID]bool{ann.ID: true}, users, "the hourly sync runs for Ann alone")
+
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/integrations/zotero/test", cookie: annCookie})
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "an admin can enable it under Plugins")
+	require.NotContains(t, rec.Body.String(), "P9NiFoyLeZu2bZNvvuQPDWsd")
+
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/integrations/zotero/sync", cookie: annCookie})
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/integrations/zotero/sync", cookie: annCookie})
+	require.Equal(t, http.StatusConflict, rec.Code, "one sync of a library at a time: %s", rec.Body.String())
+}
