@@ -301,7 +301,9 @@ func (a *App) newQueue(ctx context.Context, adjust func(*jobs.Config) error, now
 	if err := a.registerPulse(reg, now); err != nil {
 		return nil, err
 	}
-	zoteroUsers := func(ctx context.Context) (map[uuid.UUID]bool, error) { return a.Settings.UsersWithKey(ctx, "zotero.api_key") }
+	zoteroUsers := func(ctx context.Context) (map[uuid.UUID]bool, error) {
+		return a.Settings.UsersWithKey(ctx, "zotero.api_key")
+	}
 	if err := refsync.RegisterJobs(reg, a.RefSync, zoteroUsers); err != nil {
 		return nil, err
 	}
