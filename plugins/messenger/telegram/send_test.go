@@ -86,6 +86,7 @@ func TestSendRefusesBadRequestsBeforeCallingTelegram(t *testing.T) {
 		{"no text", messenger.SendRequest{ChatID: "1", Text: " \n "}, "no visible text"},
 		{"unknown tag", messenger.SendRequest{ChatID: "1", Text: "<div>x</div>", Format: messenger.FormatHTML}, "does not allow <div>"},
 		{"crossed tags", messenger.SendRequest{ChatID: "1", Text: "<b><i>x</b></i>", Format: messenger.FormatHTML}, "closes </b>"},
+		{"javascript link", messenger.SendRequest{ChatID: "1", Text: `<a href="javascript:alert(1)">x</a>`, Format: messenger.FormatHTML}, "not an http, https or tg URL"},
 		{"button without text", messenger.SendRequest{ChatID: "1", Text: "x", Buttons: [][]messenger.Button{{{CallbackData: "a"}}}}, "has no text"},
 		{"button with both", messenger.SendRequest{ChatID: "1", Text: "x", Buttons: [][]messenger.Button{{{Text: "a", CallbackData: "a", URL: "https://a.b"}}}}, "exactly one"},
 		{"callback data too long", messenger.SendRequest{ChatID: "1", Text: "x", Buttons: [][]messenger.Button{{{Text: "a", CallbackData: long}}}}, "65 bytes"},

@@ -403,6 +403,9 @@ func parseHTML(s string) (richText, error) {
 			stack = slices.Clip(stack[:len(stack)-1])
 			continue
 		}
+		if href, ok := attrs["href"]; name == "a" && (!ok || !linkURL(href)) {
+			return nil, protocol.BadRequest("the HTML has a link whose target is not an http, https or tg URL")
+		}
 		stack = withTag(stack, tag{name: name, attrs: keepAttrs(attrs, allowed)})
 	}
 	return rt, nil

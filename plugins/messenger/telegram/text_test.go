@@ -95,3 +95,21 @@ func TestSplitKeepsEveryCharacterAndTheLimit(t *testing.T) {
 		require.Equal(t, strip(text), strip(joined.String()), "only the spaces and line breaks at cuts are dropped")
 	}
 }
+
+// BenchmarkRenderParts reads, splits and renders a 100,000-character Markdown
+// message (about 60,000 visible characters: 15 parts), the heaviest text work a
+// send does.
+func BenchmarkRenderParts(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < 100_000 {
+		sb.WriteString("*Attention Is All You Need* (_Vaswani et al._) [arXiv](https://arxiv.org/abs/1706.03762) a<b & c\n")
+	}
+	text := sb.String()
+	b.ReportAllocs()
+	for b.Loop() {
+		parts, err := renderParts(text, messenger.FormatMarkdown)
+		if err != nil || len(parts) != 15 {
+			b.Fatalf("%d parts, %v", len(parts), err)
+		}
+	}
+}
