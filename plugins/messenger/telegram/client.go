@@ -63,10 +63,11 @@ func (t *Telegram) do(ctx context.Context, c *call, r *request, into any) error 
 		return protocol.BadRequest("telegram %s: cannot encode the request: %v", r.method, err)
 	}
 	for attempt := 0; ; attempt++ {
-		res, fail, retry, wait := t.attempt(ctx, c, r, body)
+		res, out := t.attempt(ctx, c, r, body)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
 		}
+		fail, wait := out.err, out.wait
 		if fail == nil {
 			if into == nil || len(res.Result) == 0 {
 				return nil
@@ -76,7 +77,7 @@ func (t *Telegram) do(ctx context.Context, c *call, r *request, into any) error 
 			}
 			return nil
 		}
-		if !retry || attempt >= c.s.maxRetries || wait > c.s.maxRetryWait {
+		if !out.retry || attempt >= c.s.maxRetries || wait > c.s.maxRetryWait {
 			return fail
 		}
 		if wait <= 0 {
@@ -89,52 +90,60 @@ func (t *Telegram) do(ctx context.Context, c *call, r *request, into any) error 
 	}
 }
 
-// attempt sends r once. It returns the accepted answer, or the failure, whether
-// it is worth retrying and how long Telegram asked to wait first.
-func (t *Telegram) attempt(ctx context.Context, c *call, r *request, body []byte) (res *apiResponse, fail error, retry bool, wait time.Duration) {
+// outcome is how an attempt failed: err (nil when it did not), whether a retry
+// may help and how long Telegram asked to wait first.
+type outcome struct {
+	err   error
+	retry bool
+	wait  time.Duration
+}
+
+// attempt sends r once and returns the accepted answer, or how it failed.
+func (t *Telegram) attempt(ctx context.Context, c *call, r *request, body []byte) (*apiResponse, outcome) {
 	actx, cancel := context.WithTimeout(ctx, c.s.requestTimeout+r.wait)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.s.baseURL+"/bot"+c.token+"/"+r.method, bytes.NewReader(body))
 	if err != nil {
-		return nil, protocol.BadRequest("telegram %s: cannot build the request: %v", r.method, scrub(stripURL(err), c.token)), false, 0
+		return nil, outcome{err: protocol.BadRequest("telegram %s: cannot build the request: %v", r.method, scrub(stripURL(err), c.token))}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "lectern-telegram/"+version)
 	httpRes, err := t.http.Do(req)
 	if err != nil {
 		err = stripURL(err)
-		retry = !r.once || notSent(err)
+		retry := !r.once || notSent(err)
 		if actx.Err() != nil && ctx.Err() == nil {
-			return nil, protocol.Unavailable(nil, "telegram %s: no answer within %s", r.method, c.s.requestTimeout+r.wait), retry, 0
+			return nil, outcome{err: protocol.Unavailable(nil, "telegram %s: no answer within %s", r.method, c.s.requestTimeout+r.wait), retry: retry}
 		}
-		return nil, protocol.Unavailable(nil, "telegram %s: request failed: %s", r.method, scrub(err, c.token)), retry, 0
+		return nil, outcome{err: protocol.Unavailable(nil, "telegram %s: request failed: %s", r.method, scrub(err, c.token)), retry: retry}
 	}
 	defer httpRes.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(httpRes.Body, maxBody))
 	if err != nil {
-		return nil, protocol.Unavailable(nil, "telegram %s: reading the answer failed: %s", r.method, scrub(stripURL(err), c.token)), !r.once, 0
+		return nil, outcome{err: protocol.Unavailable(nil, "telegram %s: reading the answer failed: %s", r.method, scrub(stripURL(err), c.token)), retry: !r.once}
 	}
 	var env apiResponse
 	if jerr := json.Unmarshal(raw, &env); jerr != nil {
 		env = apiResponse{ErrorCode: httpRes.StatusCode, Description: http.StatusText(httpRes.StatusCode)}
 		if httpRes.StatusCode < 300 {
-			return nil, protocol.Unavailable(nil, "telegram %s: the answer is not the Bot API's JSON (HTTP %d)", r.method, httpRes.StatusCode), !r.once, 0
+			return nil, outcome{err: protocol.Unavailable(nil, "telegram %s: the answer is not the Bot API's JSON (HTTP %d)", r.method, httpRes.StatusCode), retry: !r.once}
 		}
 	}
 	if env.OK && httpRes.StatusCode < 300 {
-		return &env, nil, false, 0
+		return &env, outcome{}
 	}
 	if env.ErrorCode == 0 {
 		env.ErrorCode = httpRes.StatusCode
 	}
-	fail, retry, wait = apiError(r.method, &env, c.token)
-	return nil, fail, retry && (!r.once || env.ErrorCode == http.StatusTooManyRequests), wait
+	out := apiError(r.method, &env, c.token)
+	out.retry = out.retry && (!r.once || env.ErrorCode == http.StatusTooManyRequests)
+	return nil, out
 }
 
 // apiError maps a refused call to a protocol error, says whether it is worth
 // retrying and how long Telegram asked to wait. The description is quoted in
 // words, without the token.
-func apiError(method string, env *apiResponse, token string) (error, bool, time.Duration) {
+func apiError(method string, env *apiResponse, token string) outcome {
 	desc := sanitize(env.Description, token)
 	if desc == "" {
 		desc = http.StatusText(env.ErrorCode)
@@ -148,25 +157,25 @@ func apiError(method string, env *apiResponse, token string) (error, bool, time.
 	}
 	switch {
 	case code == http.StatusTooManyRequests:
-		return protocol.RateLimited(retryAfter, "telegram %s: Telegram asks to slow down: %s", method, desc), true, retryAfter
+		return outcome{err: protocol.RateLimited(retryAfter, "telegram %s: Telegram asks to slow down: %s", method, desc), retry: true, wait: retryAfter}
 	case code == http.StatusUnauthorized || code == http.StatusNotFound:
 		// The Bot API answers 401 for an unknown token and 404 for one it cannot
 		// read; no method of ours is missing.
-		return protocol.Unauthorized("telegram %s: Telegram refused the bot token (HTTP %d: %s); check messenger.bot_token", method, code, desc), false, 0
+		return outcome{err: protocol.Unauthorized("telegram %s: Telegram refused the bot token (HTTP %d: %s); check messenger.bot_token", method, code, desc)}
 	case code == http.StatusForbidden:
-		return protocol.NotFound("telegram %s: the bot cannot reach this chat (%s)", method, desc), false, 0
+		return outcome{err: protocol.NotFound("telegram %s: the bot cannot reach this chat (%s)", method, desc)}
 	case code == http.StatusConflict:
-		return protocol.Unavailable(nil, "telegram %s: %s; only one Lectern may poll a bot, and the bot must have no webhook", method, desc), false, 0
+		return outcome{err: protocol.Unavailable(nil, "telegram %s: %s; only one Lectern may poll a bot, and the bot must have no webhook", method, desc)}
 	case migrateTo != 0:
-		return protocol.BadRequest("telegram %s: the group became a supergroup with chat id %d (%s)", method, migrateTo, desc), false, 0
+		return outcome{err: protocol.BadRequest("telegram %s: the group became a supergroup with chat id %d (%s)", method, migrateTo, desc)}
 	case code == http.StatusBadRequest && notFoundDescription(desc):
-		return protocol.NotFound("telegram %s: %s", method, desc), false, 0
+		return outcome{err: protocol.NotFound("telegram %s: %s", method, desc)}
 	case code >= 400 && code < 500:
-		return protocol.BadRequest("telegram %s: Telegram refused the request (HTTP %d: %s)", method, code, desc), false, 0
+		return outcome{err: protocol.BadRequest("telegram %s: Telegram refused the request (HTTP %d: %s)", method, code, desc)}
 	case code >= 500:
-		return protocol.Unavailable(nil, "telegram %s: Telegram failed (HTTP %d: %s)", method, code, desc), true, 0
+		return outcome{err: protocol.Unavailable(nil, "telegram %s: Telegram failed (HTTP %d: %s)", method, code, desc), retry: true}
 	}
-	return protocol.Unavailable(nil, "telegram %s: unexpected answer (HTTP %d: %s)", method, code, desc), false, 0
+	return outcome{err: protocol.Unavailable(nil, "telegram %s: unexpected answer (HTTP %d: %s)", method, code, desc)}
 }
 
 // notFoundPhrases are the Bad Request descriptions that mean the chat, message or

@@ -31,7 +31,7 @@ type reply struct {
 	body   []byte
 }
 
-// call is one request the fake Bot API received.
+// apiCall is one request the fake Bot API received.
 type apiCall struct {
 	method string
 	token  string

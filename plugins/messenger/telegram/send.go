@@ -48,7 +48,7 @@ func (t *Telegram) Send(ctx context.Context, req *messenger.SendRequest) (*messe
 	if err := checkChat(req.ChatID); err != nil {
 		return nil, err
 	}
-	keyboard, err := keyboard(req.Buttons)
+	keyboard, err := inlineKeyboard(req.Buttons)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (t *Telegram) Edit(ctx context.Context, req *messenger.EditRequest) (*messe
 	if err != nil || msgID <= 0 {
 		return nil, protocol.BadRequest("telegram: message id %q is not a Telegram message id (a positive whole number)", req.MessageID)
 	}
-	keyboard, err := keyboard(req.Buttons)
+	keyboard, err := inlineKeyboard(req.Buttons)
 	if err != nil {
 		return nil, err
 	}
@@ -196,10 +196,10 @@ func checkChat(chatID string) error {
 	return nil
 }
 
-// keyboard builds the inline keyboard, nil for no buttons. Each button needs a
+// inlineKeyboard builds the inline keyboard, nil for no buttons. Each button needs a
 // text and exactly one of callback data (at most 64 bytes) and an http(s) or
 // tg URL.
-func keyboard(rows [][]messenger.Button) (*tgKeyboard, error) {
+func inlineKeyboard(rows [][]messenger.Button) (*tgKeyboard, error) {
 	var out [][]tgButton
 	for i, row := range rows {
 		var r []tgButton

@@ -153,6 +153,8 @@ func mapUpdate(raw json.RawMessage, botName string, now time.Time) (int64, *mess
 	return u.UpdateID, nil
 }
 
+// mapMessage maps a message: a document, else a command, else text; nil for
+// anything else and for a command addressed to another bot.
 func mapMessage(id int64, m *tgMessage, botName string) *messenger.Update {
 	out := &messenger.Update{
 		ID:       id,
@@ -186,6 +188,8 @@ func mapMessage(id int64, m *tgMessage, botName string) *messenger.Update {
 	return out
 }
 
+// mapCallback maps a button press on a message of a chat; nil for one on an
+// inline-mode message, which has no chat.
 func mapCallback(id int64, cb *tgCallback, now time.Time) *messenger.Update {
 	if cb.Message == nil {
 		return nil
@@ -204,6 +208,7 @@ func mapCallback(id int64, cb *tgCallback, now time.Time) *messenger.Update {
 	}
 }
 
+// mapUser maps who sent an update.
 func mapUser(u *tgUser) messenger.User {
 	return messenger.User{
 		ID:          strconv.FormatInt(u.ID, 10),
