@@ -16,7 +16,7 @@ type grpcClient struct {
 	c pluginv1.MessengerTransportClient
 }
 
-var _ Transport = (*grpcClient)(nil)
+var _ WithCommands = (*grpcClient)(nil)
 
 func (c *grpcClient) Updates(ctx context.Context, req *UpdatesRequest, stream UpdateStream) error {
 	callCtx, cancel := context.WithCancel(ctx)
@@ -80,4 +80,19 @@ func (c *grpcClient) AnswerCallback(ctx context.Context, req *AnswerCallbackRequ
 		return nil, err
 	}
 	return &AnswerCallbackResponse{}, nil
+}
+
+func (c *grpcClient) SetCommands(ctx context.Context, req *SetCommandsRequest) (*SetCommandsResponse, error) {
+	cmds := make([]*pluginv1.BotCommand, 0, len(req.Commands))
+	for _, cmd := range req.Commands {
+		cmds = append(cmds, &pluginv1.BotCommand{Name: cmd.Name, Description: cmd.Description})
+	}
+	_, err := shim.Call(ctx, c.c.SetCommands, &pluginv1.SetCommandsRequest{
+		Credentials: convert.Credentials(req.Credentials),
+		Commands:    cmds,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &SetCommandsResponse{}, nil
 }

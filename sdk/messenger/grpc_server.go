@@ -5,6 +5,7 @@ import (
 
 	"github.com/lectern-research/lectern/sdk/internal/convert"
 	"github.com/lectern-research/lectern/sdk/internal/pb/pluginv1"
+	"github.com/lectern-research/lectern/sdk/protocol"
 )
 
 // grpcServer serves the MessengerTransport service by calling the implementation.
@@ -39,10 +40,11 @@ func buttonsFromProto(rows []*pluginv1.ButtonRow) [][]Button {
 
 func updateToProto(u *Update) *pluginv1.Update {
 	out := &pluginv1.Update{
-		Id:     u.ID,
-		ChatId: u.ChatID,
-		From:   &pluginv1.ChatUser{Id: u.From.ID, Username: u.From.Username, DisplayName: u.From.DisplayName, Language: u.From.Language},
-		Time:   convert.TimeToProto(u.Time),
+		Id:       u.ID,
+		ChatId:   u.ChatID,
+		ChatType: pluginv1.ChatType(u.ChatType),
+		From:     &pluginv1.ChatUser{Id: u.From.ID, Username: u.From.Username, DisplayName: u.From.DisplayName, Language: u.From.Language},
+		Time:     convert.TimeToProto(u.Time),
 	}
 	switch {
 	case u.Message != nil:
@@ -51,6 +53,11 @@ func updateToProto(u *Update) *pluginv1.Update {
 		out.Kind = &pluginv1.Update_Command{Command: &pluginv1.InboundCommand{MessageId: u.Command.MessageID, Name: u.Command.Name, Args: u.Command.Args}}
 	case u.Callback != nil:
 		out.Kind = &pluginv1.Update_Callback{Callback: &pluginv1.InboundCallback{CallbackId: u.Callback.CallbackID, MessageId: u.Callback.MessageID, Data: u.Callback.Data}}
+	case u.Document != nil:
+		d := u.Document
+		out.Kind = &pluginv1.Update_Document{Document: &pluginv1.InboundDocument{
+			MessageId: d.MessageID, FileId: d.FileID, FileName: d.FileName, MimeType: d.MIMEType, Size: d.Size, Caption: d.Caption,
+		}}
 	}
 	return out
 }
@@ -58,10 +65,11 @@ func updateToProto(u *Update) *pluginv1.Update {
 func updateFromProto(u *pluginv1.Update) *Update {
 	f := u.GetFrom()
 	out := &Update{
-		ID:     u.GetId(),
-		ChatID: u.GetChatId(),
-		From:   User{ID: f.GetId(), Username: f.GetUsername(), DisplayName: f.GetDisplayName(), Language: f.GetLanguage()},
-		Time:   convert.TimeFromProto(u.GetTime()),
+		ID:       u.GetId(),
+		ChatID:   u.GetChatId(),
+		ChatType: chatTypeFromProto(u.GetChatType()),
+		From:     User{ID: f.GetId(), Username: f.GetUsername(), DisplayName: f.GetDisplayName(), Language: f.GetLanguage()},
+		Time:     convert.TimeFromProto(u.GetTime()),
 	}
 	if m := u.GetMessage(); m != nil {
 		out.Message = &Message{MessageID: m.GetMessageId(), Text: m.GetText()}
@@ -72,7 +80,27 @@ func updateFromProto(u *pluginv1.Update) *Update {
 	if cb := u.GetCallback(); cb != nil {
 		out.Callback = &Callback{CallbackID: cb.GetCallbackId(), MessageID: cb.GetMessageId(), Data: cb.GetData()}
 	}
+	if d := u.GetDocument(); d != nil {
+		out.Document = &Document{
+			MessageID: d.GetMessageId(), FileID: d.GetFileId(), FileName: d.GetFileName(),
+			MIMEType: d.GetMimeType(), Size: d.GetSize(), Caption: d.GetCaption(),
+		}
+	}
 	return out
+}
+
+// chatTypeFromProto maps the wire's chat type; a value this SDK does not know
+// becomes ChatUnknown, never private.
+func chatTypeFromProto(t pluginv1.ChatType) ChatType {
+	switch t {
+	case pluginv1.ChatType_CHAT_TYPE_PRIVATE:
+		return ChatPrivate
+	case pluginv1.ChatType_CHAT_TYPE_GROUP:
+		return ChatGroup
+	case pluginv1.ChatType_CHAT_TYPE_CHANNEL:
+		return ChatChannel
+	}
+	return ChatUnknown
 }
 
 func (s *grpcServer) Updates(req *pluginv1.UpdatesRequest, srv pluginv1.MessengerTransport_UpdatesServer) error {
@@ -124,4 +152,22 @@ func (s *grpcServer) AnswerCallback(ctx context.Context, req *pluginv1.AnswerCal
 		return nil, convert.ErrToStatus(err)
 	}
 	return &pluginv1.AnswerCallbackResponse{}, nil
+}
+
+func (s *grpcServer) SetCommands(ctx context.Context, req *pluginv1.SetCommandsRequest) (*pluginv1.SetCommandsResponse, error) {
+	impl, ok := s.impl.(WithCommands)
+	if !ok {
+		return nil, convert.ErrToStatus(protocol.Unsupported("this messenger has no command menu"))
+	}
+	cmds := make([]BotCommand, 0, len(req.GetCommands()))
+	for _, c := range req.GetCommands() {
+		cmds = append(cmds, BotCommand{Name: c.GetName(), Description: c.GetDescription()})
+	}
+	if _, err := impl.SetCommands(ctx, &SetCommandsRequest{
+		Credentials: convert.CredentialsFrom(req.GetCredentials()),
+		Commands:    cmds,
+	}); err != nil {
+		return nil, convert.ErrToStatus(err)
+	}
+	return &pluginv1.SetCommandsResponse{}, nil
 }

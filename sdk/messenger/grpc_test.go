@@ -24,9 +24,10 @@ func (c *chat) Describe(context.Context, *protocol.DescribeRequest) (*protocol.D
 func (c *chat) Updates(ctx context.Context, req *messenger.UpdatesRequest, stream messenger.UpdateStream) error {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	ups := []*messenger.Update{
-		{ID: req.Offset, ChatID: "c1", From: messenger.User{ID: "u1", Username: "ada"}, Time: at, Message: &messenger.Message{MessageID: "m1", Text: "hi"}},
-		{ID: req.Offset + 1, ChatID: "c1", Time: at, Command: &messenger.Command{MessageID: "m2", Name: "start", Args: "tok"}},
-		{ID: req.Offset + 2, ChatID: "c1", Time: at, Callback: &messenger.Callback{CallbackID: "cb", MessageID: "m3", Data: "save:1"}},
+		{ID: req.Offset, ChatID: "c1", ChatType: messenger.ChatPrivate, From: messenger.User{ID: "u1", Username: "ada"}, Time: at, Message: &messenger.Message{MessageID: "m1", Text: "hi"}},
+		{ID: req.Offset + 1, ChatID: "c1", ChatType: messenger.ChatGroup, Time: at, Command: &messenger.Command{MessageID: "m2", Name: "start", Args: "tok"}},
+		{ID: req.Offset + 2, ChatID: "c1", ChatType: messenger.ChatChannel, Time: at, Callback: &messenger.Callback{CallbackID: "cb", MessageID: "m3", Data: "save:1"}},
+		{ID: req.Offset + 3, ChatID: "c1", Time: at, Document: &messenger.Document{MessageID: "m4", FileID: "f", FileName: "a.pdf", MIMEType: "application/pdf", Size: 12, Caption: "add"}},
 	}
 	for _, u := range ups {
 		if err := stream.Send(u); err != nil {
@@ -63,14 +64,17 @@ func TestUpdatesStreamUntilCancelled(t *testing.T) {
 	var got []*messenger.Update
 	err = tr.Updates(ctx, &messenger.UpdatesRequest{Offset: 10}, messenger.UpdateStreamFunc(func(u *messenger.Update) error {
 		got = append(got, u)
-		if len(got) == 3 {
+		if len(got) == 4 {
 			cancel()
 		}
 		return nil
 	}))
 	require.ErrorIs(t, err, context.Canceled)
-	require.Len(t, got, 3)
+	require.Len(t, got, 4)
 	require.Equal(t, "hi", got[0].Message.Text)
+	require.Equal(t, []messenger.ChatType{messenger.ChatPrivate, messenger.ChatGroup, messenger.ChatChannel, messenger.ChatUnknown},
+		[]messenger.ChatType{got[0].ChatType, got[1].ChatType, got[2].ChatType, got[3].ChatType})
+	require.Equal(t, &messenger.Document{MessageID: "m4", FileID: "f", FileName: "a.pdf", MIMEType: "application/pdf", Size: 12, Caption: "add"}, got[3].Document)
 	require.Equal(t, "ada", got[0].From.Username)
 	require.Equal(t, &messenger.Command{MessageID: "m2", Name: "start", Args: "tok"}, got[1].Command)
 	require.Equal(t, "save:1", got[2].Callback.Data)
@@ -84,4 +88,55 @@ func TestUpdatesStreamUntilCancelled(t *testing.T) {
 
 	_, err = tr.Edit(t.Context(), &messenger.EditRequest{ChatID: "c1", MessageID: "zz"})
 	require.ErrorIs(t, err, protocol.ErrNotFound)
+
+	info, err := tr.Describe(t.Context(), &protocol.DescribeRequest{})
+	require.NoError(t, err)
+	require.False(t, info.HasCapability(protocol.CapabilityCommands))
+	_, err = raw.(messenger.WithCommands).SetCommands(t.Context(), &messenger.SetCommandsRequest{Commands: []messenger.BotCommand{{Name: "start", Description: "Start"}}})
+	require.ErrorIs(t, err, protocol.ErrUnsupported, "a messenger without a menu answers unsupported")
+}
+
+// menuChat is a chat with a command menu.
+type menuChat struct {
+	chat
+	got *messenger.SetCommandsRequest
+}
+
+func (c *menuChat) SetCommands(_ context.Context, req *messenger.SetCommandsRequest) (*messenger.SetCommandsResponse, error) {
+	if len(req.Commands) > 0 && req.Commands[0].Name == "bad name" {
+		return nil, protocol.BadRequest("bad command name")
+	}
+	c.got = req
+	return &messenger.SetCommandsResponse{}, nil
+}
+
+func TestSetCommandsCrossesTheWire(t *testing.T) {
+	t.Parallel()
+	impl := &menuChat{}
+	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{"messenger": &messenger.GRPCPlugin{Impl: impl}})
+	t.Cleanup(func() { _ = client.Close() })
+	raw, err := client.Dispense("messenger")
+	require.NoError(t, err)
+	tr := raw.(messenger.WithCommands)
+
+	info, err := tr.Describe(t.Context(), &protocol.DescribeRequest{})
+	require.NoError(t, err)
+	require.True(t, info.HasCapability(protocol.CapabilityCommands), "the serve glue announces the optional interface")
+
+	cmds := []messenger.BotCommand{{Name: "papers", Description: "Your papers"}, {Name: "review", Description: "Review due cards"}}
+	_, err = tr.SetCommands(t.Context(), &messenger.SetCommandsRequest{Credentials: map[string]string{messenger.CredBotToken: "t"}, Commands: cmds})
+	require.NoError(t, err)
+	require.Equal(t, cmds, impl.got.Commands)
+	require.Equal(t, "t", impl.got.Credentials[messenger.CredBotToken])
+
+	_, err = tr.SetCommands(t.Context(), &messenger.SetCommandsRequest{Commands: []messenger.BotCommand{{Name: "bad name"}}})
+	require.ErrorIs(t, err, protocol.ErrBadRequest)
+}
+
+func TestEscapes(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "a &lt;b&gt; &amp; \"c\"", messenger.EscapeHTML(`a <b> & "c"`))
+	require.Equal(t, "f\\(x\\) \\* a\\_b \\[1\\] \\` \\\\", messenger.EscapeMarkdown("f(x) * a_b [1] ` \\"))
+	require.Equal(t, "private", messenger.ChatPrivate.String())
+	require.Equal(t, "unknown", messenger.ChatUnknown.String())
 }

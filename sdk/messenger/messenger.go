@@ -2,8 +2,26 @@
 // the Transport interface an author implements, its request and response types, and
 // the gRPC glue.
 //
-// The bot token arrives in each request's Credentials map; never read it from the
-// environment or a file, never log it.
+// The bot token arrives in each request's Credentials map (CredBotToken); never
+// read it from the environment or a file, never log it.
+//
+// # Text formats
+//
+// Send and Edit take text in one of three formats (Format). FormatPlain is shown as
+// written. FormatHTML is the small HTML subset chat messengers share: <b>, <i>,
+// <u>, <s>, <code>, <pre>, <a href="..."> and <blockquote>, with line breaks as
+// newlines; the caller escapes
+// <, > and & in the text it interpolates (EscapeHTML). FormatMarkdown is a
+// messenger-neutral Markdown subset: *bold*, _italic_, `code`, ```pre``` and
+// [text](url), with a backslash before any character to show it as written
+// (EscapeMarkdown). A plugin renders the formats into its messenger's own markup
+// and escapes everything else, so callers never write a messenger's dialect.
+//
+// # Optional calls
+//
+// A messenger with a command menu implements WithCommands as well; the serve
+// helper then announces protocol.CapabilityCommands. Without it, SetCommands on
+// the host's client fails with protocol.ErrUnsupported.
 //
 // This package follows semantic versioning with the sdk module.
 package messenger
@@ -31,6 +49,20 @@ type Transport interface {
 	// AnswerCallback acknowledges a button press.
 	AnswerCallback(ctx context.Context, req *AnswerCallbackRequest) (*AnswerCallbackResponse, error)
 }
+
+// WithCommands is a Transport whose messenger shows a command menu (capability
+// protocol.CapabilityCommands).
+type WithCommands interface {
+	Transport
+	// SetCommands replaces the bot's command menu with req.Commands, in order.
+	// A name outside the messenger's rules is a protocol.ErrBadRequest.
+	SetCommands(ctx context.Context, req *SetCommandsRequest) (*SetCommandsResponse, error)
+}
+
+// CredBotToken is the Credentials key of the bot's token (for Telegram, the token
+// BotFather gave). The host reads it from the system-scoped messenger.bot_token
+// setting and passes it with every call.
+const CredBotToken = "bot_token"
 
 // UpdateStream receives inbound updates.
 type UpdateStream interface {
@@ -86,17 +118,63 @@ type Callback struct {
 	Data string
 }
 
-// Update is one inbound update; exactly one of Message, Command and Callback is set.
+// Document is an inbound file (a PDF sent to the bot). The plugin does not
+// download it.
+type Document struct {
+	MessageID string
+	// FileID names the file to the messenger.
+	FileID   string
+	FileName string
+	// MIMEType is what the messenger says the file is ("application/pdf"), when it
+	// says.
+	MIMEType string
+	// Size in bytes; 0 when unknown.
+	Size int64
+	// Caption is the text sent with the file.
+	Caption string
+}
+
+// ChatType is what kind of chat an update came from.
+type ChatType int
+
+// Chat types. ChatUnknown (a plugin that does not say) must be treated like a
+// group: only ChatPrivate is a one-to-one chat with From.
+const (
+	ChatUnknown ChatType = iota
+	ChatPrivate
+	ChatGroup
+	ChatChannel
+)
+
+// String names the chat type: "private", "group", "channel" or "unknown".
+func (t ChatType) String() string {
+	switch t {
+	case ChatPrivate:
+		return "private"
+	case ChatGroup:
+		return "group"
+	case ChatChannel:
+		return "channel"
+	}
+	return "unknown"
+}
+
+// Update is one inbound update; exactly one of Message, Command, Callback and
+// Document is set.
 type Update struct {
 	// ID orders updates; UpdatesRequest.Offset takes ID+1 of the last handled one.
 	ID     int64
 	ChatID string
-	From   User
-	Time   time.Time
+	// ChatType says whether ChatID is a private chat with From, a group or a
+	// channel.
+	ChatType ChatType
+	From     User
+	Time     time.Time
 
 	Message  *Message
 	Command  *Command
 	Callback *Callback
+	Document *Document
 }
 
 // Format is how a message's text is marked up.
@@ -131,6 +209,8 @@ type SendRequest struct {
 
 // SendResponse names the message sent.
 type SendResponse struct {
+	// MessageID names the message; when the plugin split an over-long text into
+	// several messages, the last one, which carries the buttons.
 	MessageID string
 }
 
@@ -161,3 +241,22 @@ type AnswerCallbackRequest struct {
 
 // AnswerCallbackResponse answers AnswerCallback. It has no fields yet.
 type AnswerCallbackResponse struct{}
+
+// BotCommand is one entry of the command menu.
+type BotCommand struct {
+	// Name is the command without its slash ("papers").
+	Name string
+	// Description is shown next to it in the menu.
+	Description string
+}
+
+// SetCommandsRequest replaces the command menu.
+type SetCommandsRequest struct {
+	// Credentials for the messenger, per call.
+	Credentials map[string]string
+	// Commands in menu order; empty clears the menu.
+	Commands []BotCommand
+}
+
+// SetCommandsResponse answers SetCommands. It has no fields yet.
+type SetCommandsResponse struct{}

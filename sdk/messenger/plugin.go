@@ -23,18 +23,23 @@ var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
 
 // GRPCServer registers the Plugin and MessengerTransport services of Impl on s.
 func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	plug := shim.NewPluginServer(p.Impl, protocol.KindMessenger, nil)
+	var caps []string
+	if _, ok := p.Impl.(WithCommands); ok {
+		caps = append(caps, protocol.CapabilityCommands)
+	}
+	plug := shim.NewPluginServer(p.Impl, protocol.KindMessenger, caps)
 	pluginv1.RegisterPluginServer(s, plug)
 	pluginv1.RegisterMessengerTransportServer(s, &grpcServer{impl: p.Impl})
 	return nil
 }
 
-// GRPCClient returns a Transport client over conn.
+// GRPCClient returns a WithCommands client over conn. SetCommands fails with
+// protocol.ErrUnsupported when the plugin lacks the capability.
 func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
 	return NewClient(conn), nil
 }
 
 // NewClient returns a client of the messenger plugin served on conn.
-func NewClient(conn grpc.ClientConnInterface) Transport {
+func NewClient(conn grpc.ClientConnInterface) WithCommands {
 	return &grpcClient{PluginClient: shim.NewPluginClient(conn), c: pluginv1.NewMessengerTransportClient(conn)}
 }

@@ -15,7 +15,12 @@
 // unknown papers fail with the typed errors, that the citations capability is
 // announced truthfully, and that cancelled calls leave the plugin responsive. For an
 // LLM provider it checks the model list and the typed error for an empty embedding
-// request.
+// request. For a messenger transport it checks that malformed sends, edits and
+// button answers fail with BadRequest before any credentials are needed, that the
+// commands capability is announced truthfully, and that the update stream ends
+// soon after its context does; with Options.ChatID it also sends, edits and sends
+// an over-long message to that chat (a fake messenger's, or a test chat of your
+// own).
 //
 // This package follows semantic versioning with the sdk module.
 package plugintest
@@ -59,6 +64,10 @@ type Options struct {
 	Query string
 	// MaxPages bounds the pagination check. Default DefaultMaxPages.
 	MaxPages int
+	// ChatID (messengers only) is a chat the checks may post to. Default none:
+	// the checks that send are skipped, and the update stream may fail for want
+	// of credentials as long as it fails with a typed error.
+	ChatID string
 	// PageSize is the page size the checks ask for. Default DefaultPageSize.
 	PageSize int
 	// Timeout bounds each check. Default DefaultTimeout.
@@ -198,6 +207,8 @@ func (r *runner) checks() []check {
 		all = append(all, r.sourceChecks()...)
 	case protocol.KindLLM:
 		all = append(all, r.llmChecks()...)
+	case protocol.KindMessenger:
+		all = append(all, r.messengerChecks()...)
 	}
 	return all
 }

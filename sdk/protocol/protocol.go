@@ -75,6 +75,9 @@ const (
 	CapabilityJSONSchema = "json_schema"
 	// CapabilityEmbeddings: an LLM provider answers Embed.
 	CapabilityEmbeddings = "embeddings"
+	// CapabilityCommands: a messenger transport sets its command menu
+	// (messenger.WithCommands).
+	CapabilityCommands = "commands"
 )
 
 // DescribeRequest asks a plugin who it is. It has no fields yet.

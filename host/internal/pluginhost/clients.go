@@ -119,10 +119,11 @@ func (r guardedRefManager) Push(ctx context.Context, req *refmanager.PushRequest
 
 // guardedMessenger is the Transport the rest of the host uses. Updates is a
 // long-lived stream: it has no timeout and takes no concurrency slot, but ends with
-// protocol.ErrUnavailable when the plugin dies.
+// protocol.ErrUnavailable when the plugin dies. SetCommands fails with
+// protocol.ErrUnsupported when the plugin has no command menu.
 type guardedMessenger struct{ guarded }
 
-var _ messenger.Transport = guardedMessenger{}
+var _ messenger.WithCommands = guardedMessenger{}
 
 func (g guardedMessenger) Updates(ctx context.Context, req *messenger.UpdatesRequest, stream messenger.UpdateStream) error {
 	_, err := invoke(ctx, g.m, callOpts{stream: true}, func(ctx context.Context, p messenger.Transport) (struct{}, error) {
@@ -146,6 +147,12 @@ func (g guardedMessenger) Edit(ctx context.Context, req *messenger.EditRequest) 
 func (g guardedMessenger) AnswerCallback(ctx context.Context, req *messenger.AnswerCallbackRequest) (*messenger.AnswerCallbackResponse, error) {
 	return invoke(ctx, g.m, callOpts{}, func(ctx context.Context, p messenger.Transport) (*messenger.AnswerCallbackResponse, error) {
 		return p.AnswerCallback(ctx, req)
+	})
+}
+
+func (g guardedMessenger) SetCommands(ctx context.Context, req *messenger.SetCommandsRequest) (*messenger.SetCommandsResponse, error) {
+	return invoke(ctx, g.m, callOpts{}, func(ctx context.Context, p messenger.WithCommands) (*messenger.SetCommandsResponse, error) {
+		return p.SetCommands(ctx, req)
 	})
 }
 
@@ -217,8 +224,9 @@ func (h *Host) RefManager(name string) (refmanager.Manager, error) {
 	return guardedRefManager{guarded{m}}, nil
 }
 
-// Messenger returns the named messenger transport, guarded.
-func (h *Host) Messenger(name string) (messenger.Transport, error) {
+// Messenger returns the named messenger transport, guarded. Its SetCommands fails
+// with protocol.ErrUnsupported when the plugin has no command menu.
+func (h *Host) Messenger(name string) (messenger.WithCommands, error) {
 	m, err := h.ofKind(name, protocol.KindMessenger)
 	if err != nil {
 		return nil, err

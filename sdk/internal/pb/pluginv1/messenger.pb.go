@@ -22,6 +22,60 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ChatType is what kind of chat an update came from. UNSPECIFIED (a plugin that
+// does not say) must be treated like a group: never trusted as private.
+type ChatType int32
+
+const (
+	ChatType_CHAT_TYPE_UNSPECIFIED ChatType = 0
+	ChatType_CHAT_TYPE_PRIVATE     ChatType = 1
+	ChatType_CHAT_TYPE_GROUP       ChatType = 2
+	ChatType_CHAT_TYPE_CHANNEL     ChatType = 3
+)
+
+// Enum value maps for ChatType.
+var (
+	ChatType_name = map[int32]string{
+		0: "CHAT_TYPE_UNSPECIFIED",
+		1: "CHAT_TYPE_PRIVATE",
+		2: "CHAT_TYPE_GROUP",
+		3: "CHAT_TYPE_CHANNEL",
+	}
+	ChatType_value = map[string]int32{
+		"CHAT_TYPE_UNSPECIFIED": 0,
+		"CHAT_TYPE_PRIVATE":     1,
+		"CHAT_TYPE_GROUP":       2,
+		"CHAT_TYPE_CHANNEL":     3,
+	}
+)
+
+func (x ChatType) Enum() *ChatType {
+	p := new(ChatType)
+	*p = x
+	return p
+}
+
+func (x ChatType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ChatType) Descriptor() protoreflect.EnumDescriptor {
+	return file_lectern_plugin_v1_messenger_proto_enumTypes[0].Descriptor()
+}
+
+func (ChatType) Type() protoreflect.EnumType {
+	return &file_lectern_plugin_v1_messenger_proto_enumTypes[0]
+}
+
+func (x ChatType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ChatType.Descriptor instead.
+func (ChatType) EnumDescriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{0}
+}
+
 type TextFormat int32
 
 const (
@@ -55,11 +109,11 @@ func (x TextFormat) String() string {
 }
 
 func (TextFormat) Descriptor() protoreflect.EnumDescriptor {
-	return file_lectern_plugin_v1_messenger_proto_enumTypes[0].Descriptor()
+	return file_lectern_plugin_v1_messenger_proto_enumTypes[1].Descriptor()
 }
 
 func (TextFormat) Type() protoreflect.EnumType {
-	return &file_lectern_plugin_v1_messenger_proto_enumTypes[0]
+	return &file_lectern_plugin_v1_messenger_proto_enumTypes[1]
 }
 
 func (x TextFormat) Number() protoreflect.EnumNumber {
@@ -68,7 +122,7 @@ func (x TextFormat) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TextFormat.Descriptor instead.
 func (TextFormat) EnumDescriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{0}
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{1}
 }
 
 type UpdatesRequest struct {
@@ -364,6 +418,92 @@ func (x *InboundCallback) GetData() string {
 	return ""
 }
 
+// InboundDocument is a file sent to the bot (a PDF, ...). The plugin does not
+// download it; file_id names it to the messenger.
+type InboundDocument struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MessageId     string                 `protobuf:"bytes,1,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	FileId        string                 `protobuf:"bytes,2,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
+	FileName      string                 `protobuf:"bytes,3,opt,name=file_name,json=fileName,proto3" json:"file_name,omitempty"`
+	MimeType      string                 `protobuf:"bytes,4,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	Size          int64                  `protobuf:"varint,5,opt,name=size,proto3" json:"size,omitempty"`
+	Caption       string                 `protobuf:"bytes,6,opt,name=caption,proto3" json:"caption,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InboundDocument) Reset() {
+	*x = InboundDocument{}
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InboundDocument) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InboundDocument) ProtoMessage() {}
+
+func (x *InboundDocument) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InboundDocument.ProtoReflect.Descriptor instead.
+func (*InboundDocument) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *InboundDocument) GetMessageId() string {
+	if x != nil {
+		return x.MessageId
+	}
+	return ""
+}
+
+func (x *InboundDocument) GetFileId() string {
+	if x != nil {
+		return x.FileId
+	}
+	return ""
+}
+
+func (x *InboundDocument) GetFileName() string {
+	if x != nil {
+		return x.FileName
+	}
+	return ""
+}
+
+func (x *InboundDocument) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *InboundDocument) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *InboundDocument) GetCaption() string {
+	if x != nil {
+		return x.Caption
+	}
+	return ""
+}
+
 type Update struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Id     int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -375,14 +515,16 @@ type Update struct {
 	//	*Update_Message
 	//	*Update_Command
 	//	*Update_Callback
+	//	*Update_Document
 	Kind          isUpdate_Kind `protobuf_oneof:"kind"`
+	ChatType      ChatType      `protobuf:"varint,8,opt,name=chat_type,json=chatType,proto3,enum=lectern.plugin.v1.ChatType" json:"chat_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Update) Reset() {
 	*x = Update{}
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[5]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +536,7 @@ func (x *Update) String() string {
 func (*Update) ProtoMessage() {}
 
 func (x *Update) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[5]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +549,7 @@ func (x *Update) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Update.ProtoReflect.Descriptor instead.
 func (*Update) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{5}
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Update) GetId() int64 {
@@ -472,6 +614,22 @@ func (x *Update) GetCallback() *InboundCallback {
 	return nil
 }
 
+func (x *Update) GetDocument() *InboundDocument {
+	if x != nil {
+		if x, ok := x.Kind.(*Update_Document); ok {
+			return x.Document
+		}
+	}
+	return nil
+}
+
+func (x *Update) GetChatType() ChatType {
+	if x != nil {
+		return x.ChatType
+	}
+	return ChatType_CHAT_TYPE_UNSPECIFIED
+}
+
 type isUpdate_Kind interface {
 	isUpdate_Kind()
 }
@@ -488,11 +646,17 @@ type Update_Callback struct {
 	Callback *InboundCallback `protobuf:"bytes,7,opt,name=callback,proto3,oneof"`
 }
 
+type Update_Document struct {
+	Document *InboundDocument `protobuf:"bytes,9,opt,name=document,proto3,oneof"`
+}
+
 func (*Update_Message) isUpdate_Kind() {}
 
 func (*Update_Command) isUpdate_Kind() {}
 
 func (*Update_Callback) isUpdate_Kind() {}
+
+func (*Update_Document) isUpdate_Kind() {}
 
 type Button struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -506,7 +670,7 @@ type Button struct {
 
 func (x *Button) Reset() {
 	*x = Button{}
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[6]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -518,7 +682,7 @@ func (x *Button) String() string {
 func (*Button) ProtoMessage() {}
 
 func (x *Button) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[6]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -531,7 +695,7 @@ func (x *Button) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Button.ProtoReflect.Descriptor instead.
 func (*Button) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{6}
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Button) GetText() string {
@@ -564,7 +728,7 @@ type ButtonRow struct {
 
 func (x *ButtonRow) Reset() {
 	*x = ButtonRow{}
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[7]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -576,7 +740,7 @@ func (x *ButtonRow) String() string {
 func (*ButtonRow) ProtoMessage() {}
 
 func (x *ButtonRow) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[7]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -589,7 +753,7 @@ func (x *ButtonRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ButtonRow.ProtoReflect.Descriptor instead.
 func (*ButtonRow) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{7}
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ButtonRow) GetButtons() []*Button {
@@ -613,7 +777,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[8]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -625,7 +789,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[8]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -638,7 +802,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{8}
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SendRequest) GetCredentials() *Credentials {
@@ -692,7 +856,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[9]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -704,7 +868,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[9]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -717,7 +881,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{9}
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SendResponse) GetMessageId() string {
@@ -741,7 +905,7 @@ type EditRequest struct {
 
 func (x *EditRequest) Reset() {
 	*x = EditRequest{}
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[10]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +917,7 @@ func (x *EditRequest) String() string {
 func (*EditRequest) ProtoMessage() {}
 
 func (x *EditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[10]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +930,7 @@ func (x *EditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditRequest.ProtoReflect.Descriptor instead.
 func (*EditRequest) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{10}
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *EditRequest) GetCredentials() *Credentials {
@@ -819,7 +983,7 @@ type EditResponse struct {
 
 func (x *EditResponse) Reset() {
 	*x = EditResponse{}
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[11]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -831,7 +995,7 @@ func (x *EditResponse) String() string {
 func (*EditResponse) ProtoMessage() {}
 
 func (x *EditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[11]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -844,7 +1008,7 @@ func (x *EditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditResponse.ProtoReflect.Descriptor instead.
 func (*EditResponse) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{11}
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{12}
 }
 
 type AnswerCallbackRequest struct {
@@ -859,7 +1023,7 @@ type AnswerCallbackRequest struct {
 
 func (x *AnswerCallbackRequest) Reset() {
 	*x = AnswerCallbackRequest{}
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[12]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -871,7 +1035,7 @@ func (x *AnswerCallbackRequest) String() string {
 func (*AnswerCallbackRequest) ProtoMessage() {}
 
 func (x *AnswerCallbackRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[12]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -884,7 +1048,7 @@ func (x *AnswerCallbackRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerCallbackRequest.ProtoReflect.Descriptor instead.
 func (*AnswerCallbackRequest) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{12}
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AnswerCallbackRequest) GetCredentials() *Credentials {
@@ -923,7 +1087,7 @@ type AnswerCallbackResponse struct {
 
 func (x *AnswerCallbackResponse) Reset() {
 	*x = AnswerCallbackResponse{}
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[13]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -935,7 +1099,7 @@ func (x *AnswerCallbackResponse) String() string {
 func (*AnswerCallbackResponse) ProtoMessage() {}
 
 func (x *AnswerCallbackResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[13]
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -948,7 +1112,149 @@ func (x *AnswerCallbackResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerCallbackResponse.ProtoReflect.Descriptor instead.
 func (*AnswerCallbackResponse) Descriptor() ([]byte, []int) {
-	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{13}
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{14}
+}
+
+type BotCommand struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the command without its slash: 1-32 of a-z, 0-9 and _.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// description is shown in the menu.
+	Description   string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BotCommand) Reset() {
+	*x = BotCommand{}
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BotCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BotCommand) ProtoMessage() {}
+
+func (x *BotCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BotCommand.ProtoReflect.Descriptor instead.
+func (*BotCommand) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *BotCommand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BotCommand) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+type SetCommandsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Credentials   *Credentials           `protobuf:"bytes,1,opt,name=credentials,proto3" json:"credentials,omitempty"`
+	Commands      []*BotCommand          `protobuf:"bytes,2,rep,name=commands,proto3" json:"commands,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetCommandsRequest) Reset() {
+	*x = SetCommandsRequest{}
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetCommandsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetCommandsRequest) ProtoMessage() {}
+
+func (x *SetCommandsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetCommandsRequest.ProtoReflect.Descriptor instead.
+func (*SetCommandsRequest) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SetCommandsRequest) GetCredentials() *Credentials {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
+}
+
+func (x *SetCommandsRequest) GetCommands() []*BotCommand {
+	if x != nil {
+		return x.Commands
+	}
+	return nil
+}
+
+type SetCommandsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetCommandsResponse) Reset() {
+	*x = SetCommandsResponse{}
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetCommandsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetCommandsResponse) ProtoMessage() {}
+
+func (x *SetCommandsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetCommandsResponse.ProtoReflect.Descriptor instead.
+func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{17}
 }
 
 var File_lectern_plugin_v1_messenger_proto protoreflect.FileDescriptor
@@ -978,7 +1284,15 @@ const file_lectern_plugin_v1_messenger_proto_rawDesc = "" +
 	"callbackId\x12\x1d\n" +
 	"\n" +
 	"message_id\x18\x02 \x01(\tR\tmessageId\x12\x12\n" +
-	"\x04data\x18\x03 \x01(\tR\x04data\"\xda\x02\n" +
+	"\x04data\x18\x03 \x01(\tR\x04data\"\xb1\x01\n" +
+	"\x0fInboundDocument\x12\x1d\n" +
+	"\n" +
+	"message_id\x18\x01 \x01(\tR\tmessageId\x12\x17\n" +
+	"\afile_id\x18\x02 \x01(\tR\x06fileId\x12\x1b\n" +
+	"\tfile_name\x18\x03 \x01(\tR\bfileName\x12\x1b\n" +
+	"\tmime_type\x18\x04 \x01(\tR\bmimeType\x12\x12\n" +
+	"\x04size\x18\x05 \x01(\x03R\x04size\x12\x18\n" +
+	"\acaption\x18\x06 \x01(\tR\acaption\"\xd6\x03\n" +
 	"\x06Update\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x17\n" +
 	"\achat_id\x18\x02 \x01(\tR\x06chatId\x12/\n" +
@@ -986,7 +1300,9 @@ const file_lectern_plugin_v1_messenger_proto_rawDesc = "" +
 	"\x04time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12=\n" +
 	"\amessage\x18\x05 \x01(\v2!.lectern.plugin.v1.InboundMessageH\x00R\amessage\x12=\n" +
 	"\acommand\x18\x06 \x01(\v2!.lectern.plugin.v1.InboundCommandH\x00R\acommand\x12@\n" +
-	"\bcallback\x18\a \x01(\v2\".lectern.plugin.v1.InboundCallbackH\x00R\bcallbackB\x06\n" +
+	"\bcallback\x18\a \x01(\v2\".lectern.plugin.v1.InboundCallbackH\x00R\bcallback\x12@\n" +
+	"\bdocument\x18\t \x01(\v2\".lectern.plugin.v1.InboundDocumentH\x00R\bdocument\x128\n" +
+	"\tchat_type\x18\b \x01(\x0e2\x1b.lectern.plugin.v1.ChatTypeR\bchatTypeB\x06\n" +
 	"\x04kind\"S\n" +
 	"\x06Button\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12#\n" +
@@ -1019,17 +1335,31 @@ const file_lectern_plugin_v1_messenger_proto_rawDesc = "" +
 	"callbackId\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x14\n" +
 	"\x05alert\x18\x04 \x01(\bR\x05alert\"\x18\n" +
-	"\x16AnswerCallbackResponse*S\n" +
+	"\x16AnswerCallbackResponse\"B\n" +
+	"\n" +
+	"BotCommand\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\"\x91\x01\n" +
+	"\x12SetCommandsRequest\x12@\n" +
+	"\vcredentials\x18\x01 \x01(\v2\x1e.lectern.plugin.v1.CredentialsR\vcredentials\x129\n" +
+	"\bcommands\x18\x02 \x03(\v2\x1d.lectern.plugin.v1.BotCommandR\bcommands\"\x15\n" +
+	"\x13SetCommandsResponse*h\n" +
+	"\bChatType\x12\x19\n" +
+	"\x15CHAT_TYPE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11CHAT_TYPE_PRIVATE\x10\x01\x12\x13\n" +
+	"\x0fCHAT_TYPE_GROUP\x10\x02\x12\x15\n" +
+	"\x11CHAT_TYPE_CHANNEL\x10\x03*S\n" +
 	"\n" +
 	"TextFormat\x12\x15\n" +
 	"\x11TEXT_FORMAT_PLAIN\x10\x00\x12\x18\n" +
 	"\x14TEXT_FORMAT_MARKDOWN\x10\x01\x12\x14\n" +
-	"\x10TEXT_FORMAT_HTML\x10\x022\xd8\x02\n" +
+	"\x10TEXT_FORMAT_HTML\x10\x022\xb6\x03\n" +
 	"\x12MessengerTransport\x12I\n" +
 	"\aUpdates\x12!.lectern.plugin.v1.UpdatesRequest\x1a\x19.lectern.plugin.v1.Update0\x01\x12G\n" +
 	"\x04Send\x12\x1e.lectern.plugin.v1.SendRequest\x1a\x1f.lectern.plugin.v1.SendResponse\x12G\n" +
 	"\x04Edit\x12\x1e.lectern.plugin.v1.EditRequest\x1a\x1f.lectern.plugin.v1.EditResponse\x12e\n" +
-	"\x0eAnswerCallback\x12(.lectern.plugin.v1.AnswerCallbackRequest\x1a).lectern.plugin.v1.AnswerCallbackResponseBGZEgithub.com/lectern-research/lectern/sdk/internal/pb/pluginv1;pluginv1b\x06proto3"
+	"\x0eAnswerCallback\x12(.lectern.plugin.v1.AnswerCallbackRequest\x1a).lectern.plugin.v1.AnswerCallbackResponse\x12\\\n" +
+	"\vSetCommands\x12%.lectern.plugin.v1.SetCommandsRequest\x1a&.lectern.plugin.v1.SetCommandsResponseBGZEgithub.com/lectern-research/lectern/sdk/internal/pb/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_lectern_plugin_v1_messenger_proto_rawDescOnce sync.Once
@@ -1043,55 +1373,66 @@ func file_lectern_plugin_v1_messenger_proto_rawDescGZIP() []byte {
 	return file_lectern_plugin_v1_messenger_proto_rawDescData
 }
 
-var file_lectern_plugin_v1_messenger_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lectern_plugin_v1_messenger_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_lectern_plugin_v1_messenger_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_lectern_plugin_v1_messenger_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_lectern_plugin_v1_messenger_proto_goTypes = []any{
-	(TextFormat)(0),                // 0: lectern.plugin.v1.TextFormat
-	(*UpdatesRequest)(nil),         // 1: lectern.plugin.v1.UpdatesRequest
-	(*ChatUser)(nil),               // 2: lectern.plugin.v1.ChatUser
-	(*InboundMessage)(nil),         // 3: lectern.plugin.v1.InboundMessage
-	(*InboundCommand)(nil),         // 4: lectern.plugin.v1.InboundCommand
-	(*InboundCallback)(nil),        // 5: lectern.plugin.v1.InboundCallback
-	(*Update)(nil),                 // 6: lectern.plugin.v1.Update
-	(*Button)(nil),                 // 7: lectern.plugin.v1.Button
-	(*ButtonRow)(nil),              // 8: lectern.plugin.v1.ButtonRow
-	(*SendRequest)(nil),            // 9: lectern.plugin.v1.SendRequest
-	(*SendResponse)(nil),           // 10: lectern.plugin.v1.SendResponse
-	(*EditRequest)(nil),            // 11: lectern.plugin.v1.EditRequest
-	(*EditResponse)(nil),           // 12: lectern.plugin.v1.EditResponse
-	(*AnswerCallbackRequest)(nil),  // 13: lectern.plugin.v1.AnswerCallbackRequest
-	(*AnswerCallbackResponse)(nil), // 14: lectern.plugin.v1.AnswerCallbackResponse
-	(*Credentials)(nil),            // 15: lectern.plugin.v1.Credentials
-	(*timestamppb.Timestamp)(nil),  // 16: google.protobuf.Timestamp
+	(ChatType)(0),                  // 0: lectern.plugin.v1.ChatType
+	(TextFormat)(0),                // 1: lectern.plugin.v1.TextFormat
+	(*UpdatesRequest)(nil),         // 2: lectern.plugin.v1.UpdatesRequest
+	(*ChatUser)(nil),               // 3: lectern.plugin.v1.ChatUser
+	(*InboundMessage)(nil),         // 4: lectern.plugin.v1.InboundMessage
+	(*InboundCommand)(nil),         // 5: lectern.plugin.v1.InboundCommand
+	(*InboundCallback)(nil),        // 6: lectern.plugin.v1.InboundCallback
+	(*InboundDocument)(nil),        // 7: lectern.plugin.v1.InboundDocument
+	(*Update)(nil),                 // 8: lectern.plugin.v1.Update
+	(*Button)(nil),                 // 9: lectern.plugin.v1.Button
+	(*ButtonRow)(nil),              // 10: lectern.plugin.v1.ButtonRow
+	(*SendRequest)(nil),            // 11: lectern.plugin.v1.SendRequest
+	(*SendResponse)(nil),           // 12: lectern.plugin.v1.SendResponse
+	(*EditRequest)(nil),            // 13: lectern.plugin.v1.EditRequest
+	(*EditResponse)(nil),           // 14: lectern.plugin.v1.EditResponse
+	(*AnswerCallbackRequest)(nil),  // 15: lectern.plugin.v1.AnswerCallbackRequest
+	(*AnswerCallbackResponse)(nil), // 16: lectern.plugin.v1.AnswerCallbackResponse
+	(*BotCommand)(nil),             // 17: lectern.plugin.v1.BotCommand
+	(*SetCommandsRequest)(nil),     // 18: lectern.plugin.v1.SetCommandsRequest
+	(*SetCommandsResponse)(nil),    // 19: lectern.plugin.v1.SetCommandsResponse
+	(*Credentials)(nil),            // 20: lectern.plugin.v1.Credentials
+	(*timestamppb.Timestamp)(nil),  // 21: google.protobuf.Timestamp
 }
 var file_lectern_plugin_v1_messenger_proto_depIdxs = []int32{
-	15, // 0: lectern.plugin.v1.UpdatesRequest.credentials:type_name -> lectern.plugin.v1.Credentials
-	2,  // 1: lectern.plugin.v1.Update.from:type_name -> lectern.plugin.v1.ChatUser
-	16, // 2: lectern.plugin.v1.Update.time:type_name -> google.protobuf.Timestamp
-	3,  // 3: lectern.plugin.v1.Update.message:type_name -> lectern.plugin.v1.InboundMessage
-	4,  // 4: lectern.plugin.v1.Update.command:type_name -> lectern.plugin.v1.InboundCommand
-	5,  // 5: lectern.plugin.v1.Update.callback:type_name -> lectern.plugin.v1.InboundCallback
-	7,  // 6: lectern.plugin.v1.ButtonRow.buttons:type_name -> lectern.plugin.v1.Button
-	15, // 7: lectern.plugin.v1.SendRequest.credentials:type_name -> lectern.plugin.v1.Credentials
-	0,  // 8: lectern.plugin.v1.SendRequest.format:type_name -> lectern.plugin.v1.TextFormat
-	8,  // 9: lectern.plugin.v1.SendRequest.buttons:type_name -> lectern.plugin.v1.ButtonRow
-	15, // 10: lectern.plugin.v1.EditRequest.credentials:type_name -> lectern.plugin.v1.Credentials
-	0,  // 11: lectern.plugin.v1.EditRequest.format:type_name -> lectern.plugin.v1.TextFormat
-	8,  // 12: lectern.plugin.v1.EditRequest.buttons:type_name -> lectern.plugin.v1.ButtonRow
-	15, // 13: lectern.plugin.v1.AnswerCallbackRequest.credentials:type_name -> lectern.plugin.v1.Credentials
-	1,  // 14: lectern.plugin.v1.MessengerTransport.Updates:input_type -> lectern.plugin.v1.UpdatesRequest
-	9,  // 15: lectern.plugin.v1.MessengerTransport.Send:input_type -> lectern.plugin.v1.SendRequest
-	11, // 16: lectern.plugin.v1.MessengerTransport.Edit:input_type -> lectern.plugin.v1.EditRequest
-	13, // 17: lectern.plugin.v1.MessengerTransport.AnswerCallback:input_type -> lectern.plugin.v1.AnswerCallbackRequest
-	6,  // 18: lectern.plugin.v1.MessengerTransport.Updates:output_type -> lectern.plugin.v1.Update
-	10, // 19: lectern.plugin.v1.MessengerTransport.Send:output_type -> lectern.plugin.v1.SendResponse
-	12, // 20: lectern.plugin.v1.MessengerTransport.Edit:output_type -> lectern.plugin.v1.EditResponse
-	14, // 21: lectern.plugin.v1.MessengerTransport.AnswerCallback:output_type -> lectern.plugin.v1.AnswerCallbackResponse
-	18, // [18:22] is the sub-list for method output_type
-	14, // [14:18] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	20, // 0: lectern.plugin.v1.UpdatesRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	3,  // 1: lectern.plugin.v1.Update.from:type_name -> lectern.plugin.v1.ChatUser
+	21, // 2: lectern.plugin.v1.Update.time:type_name -> google.protobuf.Timestamp
+	4,  // 3: lectern.plugin.v1.Update.message:type_name -> lectern.plugin.v1.InboundMessage
+	5,  // 4: lectern.plugin.v1.Update.command:type_name -> lectern.plugin.v1.InboundCommand
+	6,  // 5: lectern.plugin.v1.Update.callback:type_name -> lectern.plugin.v1.InboundCallback
+	7,  // 6: lectern.plugin.v1.Update.document:type_name -> lectern.plugin.v1.InboundDocument
+	0,  // 7: lectern.plugin.v1.Update.chat_type:type_name -> lectern.plugin.v1.ChatType
+	9,  // 8: lectern.plugin.v1.ButtonRow.buttons:type_name -> lectern.plugin.v1.Button
+	20, // 9: lectern.plugin.v1.SendRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	1,  // 10: lectern.plugin.v1.SendRequest.format:type_name -> lectern.plugin.v1.TextFormat
+	10, // 11: lectern.plugin.v1.SendRequest.buttons:type_name -> lectern.plugin.v1.ButtonRow
+	20, // 12: lectern.plugin.v1.EditRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	1,  // 13: lectern.plugin.v1.EditRequest.format:type_name -> lectern.plugin.v1.TextFormat
+	10, // 14: lectern.plugin.v1.EditRequest.buttons:type_name -> lectern.plugin.v1.ButtonRow
+	20, // 15: lectern.plugin.v1.AnswerCallbackRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	20, // 16: lectern.plugin.v1.SetCommandsRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	17, // 17: lectern.plugin.v1.SetCommandsRequest.commands:type_name -> lectern.plugin.v1.BotCommand
+	2,  // 18: lectern.plugin.v1.MessengerTransport.Updates:input_type -> lectern.plugin.v1.UpdatesRequest
+	11, // 19: lectern.plugin.v1.MessengerTransport.Send:input_type -> lectern.plugin.v1.SendRequest
+	13, // 20: lectern.plugin.v1.MessengerTransport.Edit:input_type -> lectern.plugin.v1.EditRequest
+	15, // 21: lectern.plugin.v1.MessengerTransport.AnswerCallback:input_type -> lectern.plugin.v1.AnswerCallbackRequest
+	18, // 22: lectern.plugin.v1.MessengerTransport.SetCommands:input_type -> lectern.plugin.v1.SetCommandsRequest
+	8,  // 23: lectern.plugin.v1.MessengerTransport.Updates:output_type -> lectern.plugin.v1.Update
+	12, // 24: lectern.plugin.v1.MessengerTransport.Send:output_type -> lectern.plugin.v1.SendResponse
+	14, // 25: lectern.plugin.v1.MessengerTransport.Edit:output_type -> lectern.plugin.v1.EditResponse
+	16, // 26: lectern.plugin.v1.MessengerTransport.AnswerCallback:output_type -> lectern.plugin.v1.AnswerCallbackResponse
+	19, // 27: lectern.plugin.v1.MessengerTransport.SetCommands:output_type -> lectern.plugin.v1.SetCommandsResponse
+	23, // [23:28] is the sub-list for method output_type
+	18, // [18:23] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_lectern_plugin_v1_messenger_proto_init() }
@@ -1100,18 +1441,19 @@ func file_lectern_plugin_v1_messenger_proto_init() {
 		return
 	}
 	file_lectern_plugin_v1_common_proto_init()
-	file_lectern_plugin_v1_messenger_proto_msgTypes[5].OneofWrappers = []any{
+	file_lectern_plugin_v1_messenger_proto_msgTypes[6].OneofWrappers = []any{
 		(*Update_Message)(nil),
 		(*Update_Command)(nil),
 		(*Update_Callback)(nil),
+		(*Update_Document)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lectern_plugin_v1_messenger_proto_rawDesc), len(file_lectern_plugin_v1_messenger_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   14,
+			NumEnums:      2,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

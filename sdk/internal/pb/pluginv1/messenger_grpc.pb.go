@@ -23,6 +23,7 @@ const (
 	MessengerTransport_Send_FullMethodName           = "/lectern.plugin.v1.MessengerTransport/Send"
 	MessengerTransport_Edit_FullMethodName           = "/lectern.plugin.v1.MessengerTransport/Edit"
 	MessengerTransport_AnswerCallback_FullMethodName = "/lectern.plugin.v1.MessengerTransport/AnswerCallback"
+	MessengerTransport_SetCommands_FullMethodName    = "/lectern.plugin.v1.MessengerTransport/SetCommands"
 )
 
 // MessengerTransportClient is the client API for MessengerTransport service.
@@ -40,6 +41,9 @@ type MessengerTransportClient interface {
 	Edit(ctx context.Context, in *EditRequest, opts ...grpc.CallOption) (*EditResponse, error)
 	// AnswerCallback acknowledges a button press.
 	AnswerCallback(ctx context.Context, in *AnswerCallbackRequest, opts ...grpc.CallOption) (*AnswerCallbackResponse, error)
+	// SetCommands replaces the command menu the messenger shows. Optional: a
+	// plugin without a menu answers UNIMPLEMENTED (capability "commands").
+	SetCommands(ctx context.Context, in *SetCommandsRequest, opts ...grpc.CallOption) (*SetCommandsResponse, error)
 }
 
 type messengerTransportClient struct {
@@ -99,6 +103,16 @@ func (c *messengerTransportClient) AnswerCallback(ctx context.Context, in *Answe
 	return out, nil
 }
 
+func (c *messengerTransportClient) SetCommands(ctx context.Context, in *SetCommandsRequest, opts ...grpc.CallOption) (*SetCommandsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetCommandsResponse)
+	err := c.cc.Invoke(ctx, MessengerTransport_SetCommands_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MessengerTransportServer is the server API for MessengerTransport service.
 // All implementations must embed UnimplementedMessengerTransportServer
 // for forward compatibility.
@@ -114,6 +128,9 @@ type MessengerTransportServer interface {
 	Edit(context.Context, *EditRequest) (*EditResponse, error)
 	// AnswerCallback acknowledges a button press.
 	AnswerCallback(context.Context, *AnswerCallbackRequest) (*AnswerCallbackResponse, error)
+	// SetCommands replaces the command menu the messenger shows. Optional: a
+	// plugin without a menu answers UNIMPLEMENTED (capability "commands").
+	SetCommands(context.Context, *SetCommandsRequest) (*SetCommandsResponse, error)
 	mustEmbedUnimplementedMessengerTransportServer()
 }
 
@@ -135,6 +152,9 @@ func (UnimplementedMessengerTransportServer) Edit(context.Context, *EditRequest)
 }
 func (UnimplementedMessengerTransportServer) AnswerCallback(context.Context, *AnswerCallbackRequest) (*AnswerCallbackResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AnswerCallback not implemented")
+}
+func (UnimplementedMessengerTransportServer) SetCommands(context.Context, *SetCommandsRequest) (*SetCommandsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetCommands not implemented")
 }
 func (UnimplementedMessengerTransportServer) mustEmbedUnimplementedMessengerTransportServer() {}
 func (UnimplementedMessengerTransportServer) testEmbeddedByValue()                            {}
@@ -222,6 +242,24 @@ func _MessengerTransport_AnswerCallback_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessengerTransport_SetCommands_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetCommandsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MessengerTransportServer).SetCommands(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MessengerTransport_SetCommands_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MessengerTransportServer).SetCommands(ctx, req.(*SetCommandsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MessengerTransport_ServiceDesc is the grpc.ServiceDesc for MessengerTransport service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -240,6 +278,10 @@ var MessengerTransport_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AnswerCallback",
 			Handler:    _MessengerTransport_AnswerCallback_Handler,
+		},
+		{
+			MethodName: "SetCommands",
+			Handler:    _MessengerTransport_SetCommands_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
