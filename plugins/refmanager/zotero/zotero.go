@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"strconv"
@@ -188,8 +187,5 @@ func typed(err error) error {
 	}
 	return protocol.Unavailable(err, "zotero: %s", e.Error())
 }
-
-// errorf is an error for a result: what failed, in words.
-func errorf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 func isNotFound(err error) bool { return errors.Is(err, webapi.ErrNotFound) }
