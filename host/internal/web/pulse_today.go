@@ -28,6 +28,8 @@ type pulseCard struct {
 	Why     string             `json:"why"`
 	Reason  string             `json:"reason"`
 	Paper   *paper             `json:"paper"`
+	// Thumb is the user's newest thumb on the paper: up, down or "".
+	Thumb string `json:"thumb"`
 }
 
 // pulseStats are how a run went (the deck's stats).
@@ -275,12 +277,27 @@ func (h *handler) todayCards(s *session, d *todayData) []todayCard {
 			}
 		}
 		tc.Reweighed = ex.Weights != nil && fmt.Sprintf("%.3f", tc.Total) != fmt.Sprintf("%.3f", c.Score)
-		if c.PaperID == d.Rated {
-			tc.Done = d.RatedAs
-		}
+		tc.Done = doneWith(c, d)
 		out = append(out, tc)
 	}
 	return out
+}
+
+// doneWith is what the user did with a card, as its buttons show it: the rating
+// just made, else a dismissal (the paper is in the trash), a thumb, or a save
+// (the paper is in their library).
+func doneWith(c pulseCard, d *todayData) string {
+	switch {
+	case c.PaperID == d.Rated:
+		return d.RatedAs
+	case c.Paper != nil && c.Paper.Overlay.State == "trash":
+		return "dismiss"
+	case c.Thumb != "":
+		return c.Thumb
+	case c.Paper != nil && c.Paper.Overlay.InLibrary:
+		return "save"
+	}
+	return ""
 }
 
 // breakdown lists the signals that count (a weight or a value above zero), the

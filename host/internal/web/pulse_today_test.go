@@ -177,6 +177,11 @@ func TestTodayPage(t *testing.T) {
 	require.Equal(t, "to_read", state(t, s, user, cards[2]))
 	require.Equal(t, "trash", state(t, s, user, cards[3]))
 	require.Equal(t, "negative/dismiss_combined", thumb(t, s, user, cards[3]))
+	p = b.get("/today")
+	for i, action := range []string{"up", "down", "save", "dismiss"} {
+		require.Regexp(t, `id="card-`+cards[i]+`"[^>]*data-rated="`+action+`"`, p.body, "a reload still shows the rating")
+	}
+	require.NotRegexp(t, `id="card-`+cards[4]+`"[^>]*data-rated=`, p.body)
 
 	stranger := uuid.NewString()
 	r := b.post("/today/rate", url.Values{"paper_id": {stranger}, "action": {"up"}})

@@ -61,6 +61,15 @@ type topicSynthesis struct {
 	} `json:"fallback"`
 }
 
+// Body is the summary when it says more than the one-line TL;DR (the builtin
+// method's often only repeats it).
+func (s topicSynthesis) Body() string {
+	if s.TLDR != "" && strings.Contains(s.Summary, s.TLDR) {
+		return ""
+	}
+	return s.Summary
+}
+
 // Extractive reports whether the builtin method (no language model) wrote it.
 func (s topicSynthesis) Extractive() bool { return strings.HasPrefix(s.Model, "builtin") }
 

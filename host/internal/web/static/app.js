@@ -559,6 +559,8 @@
       if (!help) return;
       help.hidden = show === undefined ? !help.hidden : !show;
       if (helpToggle) helpToggle.setAttribute("aria-expanded", String(!help.hidden));
+      if (!help.hidden) help.focus({ preventScroll: true });
+      else if (current >= 0) cards[current].focus({ preventScroll: true });
     };
     if (helpToggle) { helpToggle.hidden = false; helpToggle.addEventListener("click", function () { toggleHelp(); }); }
     if (cards.length) select(0, false);
