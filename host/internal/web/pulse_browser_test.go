@@ -20,7 +20,7 @@ import (
 // each rating checked in the database, the help, opening a paper, then the
 // weekly summary and the weights editor. Screenshots: test-output/browser/
 // pulse-today.png, pulse-today-rated.png, pulse-help.png, pulse-weekly.png,
-// pulse-weights.png, pulse-stale.png.
+// pulse-weights.png, pulse-stale.png, pulse-empty.png, pulse-phone.png.
 func TestBrowserPulse(t *testing.T) {
 	t.Parallel()
 	s := newStackSources(t, true, []search.Named{{Name: "arxiv", Searcher: fieldShelf{}},
@@ -36,6 +36,10 @@ func TestBrowserPulse(t *testing.T) {
 			chromedp.SendKeys(chromedp.CSS("#email"), "ada@example.org"),
 			chromedp.Submit(chromedp.CSS("#email")),
 			chromedp.WaitVisible(chromedp.CSS(`a[href="/onboarding?step=paper"]`)))
+		step(t, ctx, "the empty deck of someone who follows nothing",
+			navigate(base+"/today"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-empty-deck] a[href="/pulse/start"]`)))
+		viewport(t, ctx, "empty")
 		var user uuid.UUID
 		require.NoError(t, s.pool.QueryRow(bg, `SELECT id FROM users WHERE email = 'ada@example.org'`).Scan(&user))
 		_, err := s.app.PulseGen.Store.AddTopic(bg, user, pulse.Topic{Name: "Retrieval", Query: "passage retrieval rank fusion dense lexical"})
@@ -145,5 +149,10 @@ func TestBrowserPulse(t *testing.T) {
 		}
 		requireHidden(t, ctx, "#card-"+ids[5]+" [data-card-status]", "the status of a card not rated")
 		viewport(t, ctx, "stale")
+		step(t, ctx, "the deck on a phone",
+			chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile),
+			chromedp.Reload(),
+			chromedp.WaitVisible(chromedp.CSS("[data-pulse-deck]")))
+		viewport(t, ctx, "phone")
 	})
 }
