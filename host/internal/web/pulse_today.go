@@ -2,8 +2,8 @@ package web
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -276,7 +276,7 @@ func (h *handler) todayCards(s *session, d *todayData) []todayCard {
 				tc.Breakdown[i].Share = tc.Breakdown[i].Part / tc.Total
 			}
 		}
-		tc.Reweighed = ex.Weights != nil && fmt.Sprintf("%.3f", tc.Total) != fmt.Sprintf("%.3f", c.Score)
+		tc.Reweighed = ex.Weights != nil && math.Abs(tc.Total-c.Score) > 0.0005
 		tc.Done = doneWith(c, d)
 		out = append(out, tc)
 	}

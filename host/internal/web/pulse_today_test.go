@@ -164,6 +164,10 @@ func TestTodayPage(t *testing.T) {
 	require.Regexp(t, `health-ok">arXiv</span> ok, last answered \d\d:\d\d`, p.body)
 	require.Regexp(t, `health-limited">Semantic Scholar</span> rate-limited until \d\d:\d\d`, p.body)
 	require.Contains(t, p.body, "Semantic Scholar: The source asked Lectern to slow down", "the run's diagnostics in words")
+	require.NotContains(t, p.body, "Your weights changed", "the breakdown adds up to the score it was ranked by")
+	require.Equal(t, http.StatusOK, b.apiJSON(http.MethodPut, "/api/pulse/weights", map[string]any{"embedding": 0, "topic": 1,
+		"llm_relevance": 0, "llm_novelty": 0, "author_bonus": 0, "recency": 0}, nil))
+	require.Contains(t, b.get("/today").body, "Your weights changed since this deck was made", "new weights are said to apply next")
 
 	for i, action := range []string{"up", "down", "save", "dismiss"} {
 		r := b.post("/today/rate", url.Values{"paper_id": {cards[i]}, "action": {action}})
