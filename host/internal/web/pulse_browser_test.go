@@ -49,7 +49,8 @@ func TestBrowserPulse(t *testing.T) {
 
 		step(t, ctx, "open today's deck",
 			navigate(base+"/"),
-			chromedp.WaitVisible(chromedp.CSS(`[data-pulse-deck] [data-card]`)))
+			chromedp.WaitVisible(chromedp.CSS(`[data-pulse-deck] [data-card]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-deck-keys]`)))
 		loc, err := chromedp.Run(ctx, chromedp.Location())
 		require.NoError(t, err)
 		require.Equal(t, base+"/today", loc, "someone who follows a topic lands on today's deck")

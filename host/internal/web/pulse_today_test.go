@@ -156,6 +156,7 @@ func TestTodayPage(t *testing.T) {
 	require.Contains(t, p.body, "Grace Hopper")
 	require.Contains(t, p.body, `class="why"`)
 	require.Contains(t, p.body, "Why this score:", "each card has its breakdown")
+	require.Contains(t, p.body, `hidden data-deck-keys`, "the keys are not offered without the script")
 	require.Contains(t, p.body, "Matches a topic you follow")
 	for _, action := range []string{"up", "down", "save", "dismiss"} {
 		require.Contains(t, p.body, `data-action="`+action+`"`)

@@ -562,7 +562,9 @@
       if (!help.hidden) help.focus({ preventScroll: true });
       else if (current >= 0) cards[current].focus({ preventScroll: true });
     };
-    if (helpToggle) { helpToggle.hidden = false; helpToggle.addEventListener("click", function () { toggleHelp(); }); }
+    var keysLine = document.querySelector("[data-deck-keys]");
+    if (keysLine) keysLine.hidden = false; // the keys work only with this script
+    if (helpToggle) helpToggle.addEventListener("click", function () { toggleHelp(); });
     if (cards.length) select(0, false);
     document.addEventListener("keydown", function (e) {
       if (e.altKey || e.ctrlKey || e.metaKey) return;
