@@ -133,6 +133,31 @@ func (st *Store) FeedbackOf(ctx context.Context, userID uuid.UUID, limit int) ([
 	return out, nil
 }
 
+// ThumbsOf returns userID's newest thumb on each of ids that has one (true: up),
+// from any source: what a list of suggestions shows as already rated.
+func (st *Store) ThumbsOf(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
+	rows, err := st.pool.Query(ctx, `
+		SELECT DISTINCT ON (paper_id) paper_id, signal = 'positive' FROM recommendation_feedback
+		 WHERE user_id = $1 AND paper_id = ANY($2) ORDER BY paper_id, created_at DESC, id DESC`, userID, ids)
+	if err != nil {
+		return nil, fmt.Errorf("papers: thumbs: %w", err)
+	}
+	defer rows.Close()
+	out := map[uuid.UUID]bool{}
+	for rows.Next() {
+		var id uuid.UUID
+		var up bool
+		if err := rows.Scan(&id, &up); err != nil {
+			return nil, fmt.Errorf("papers: thumbs: %w", err)
+		}
+		out[id] = up
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("papers: thumbs: %w", err)
+	}
+	return out, nil
+}
+
 // GiveFeedbackTx records userID's thumb on a paper from source, in the caller's
 // transaction; a second thumb from the same source replaces the first.
 func GiveFeedbackTx(ctx context.Context, q Querier, userID, paperID uuid.UUID, positive bool, source, reason string) error {

@@ -43,6 +43,9 @@ func NewAPI(pool *pgxpool.Pool, gen *Generator, searchSvc *search.Service, today
 type DeckCard struct {
 	Card
 	Paper *papers.Item `json:"paper"`
+	// Thumb is the caller's newest thumb on the paper, "up" or "down"; empty
+	// when they gave none (the dashboard marks a card already rated).
+	Thumb string `json:"thumb,omitempty"`
 }
 
 // DeckAnswer is GET /api/pulse/today's answer.
@@ -94,13 +97,21 @@ func (a *API) withPapers(ctx context.Context, user uuid.UUID, d Deck) (DeckAnswe
 	if err != nil {
 		return DeckAnswer{}, err
 	}
+	thumbs, err := a.gen.Papers.ThumbsOf(ctx, user, ids)
+	if err != nil {
+		return DeckAnswer{}, err
+	}
 	out := DeckAnswer{Deck: d, Cards: []DeckCard{}}
 	for _, c := range d.Cards {
 		it, ok := items[c.PaperID]
 		if !ok {
 			continue // merged away or gone since the deck was made
 		}
-		out.Cards = append(out.Cards, DeckCard{Card: c, Paper: &it})
+		dc := DeckCard{Card: c, Paper: &it}
+		if up, rated := thumbs[c.PaperID]; rated {
+			dc.Thumb = map[bool]string{true: "up", false: "down"}[up]
+		}
+		out.Cards = append(out.Cards, dc)
 	}
 	return out, nil
 }

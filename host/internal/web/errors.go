@@ -51,6 +51,7 @@ var messages = map[string]message{
 	"unsupported_media_type":  {"The request was sent in a form the API does not accept.", "Reload the page and try again."},
 	"unavailable":             {"", "Try again in a moment. If it keeps happening, the operator can look in the server log."},
 	"review_out_of_order":     {"", "Reload the review page."},
+	"job_already_active":      {"A run is already under way: your deck appears on this page when it is done.", "Wait for it; there is no need to start another."},
 }
 
 // humanError turns an error of a page into text for people.

@@ -43,7 +43,7 @@ func (h *handler) onboardingNeeded(c *caller) (needed, known bool) {
 func (h *handler) home(w http.ResponseWriter, r *http.Request) {
 	c := h.api.caller(w, r)
 	if c.session != "" && c.get("/api/me", &me{}) == nil {
-		http.Redirect(w, r, "/library", http.StatusSeeOther)
+		http.Redirect(w, r, landing(c), http.StatusSeeOther)
 		return
 	}
 	if needed, _ := h.onboardingNeeded(c); needed {

@@ -58,6 +58,14 @@ func (h *handler) routes() []Route {
 		{get, "/ask", signedIn, u(h.askPage)},
 		{post, "/ask", signedIn, u(h.askPost)},
 
+		// Pulse: today's deck, its weights, the weekly summary.
+		{get, "/today", signedIn, u(h.todayPage)},
+		{post, "/today/rate", signedIn, u(h.todayRate)},
+		{post, "/today/generate", signedIn, u(h.todayGenerate)},
+		{get, "/today/weights", signedIn, u(h.weightsPage)},
+		{post, "/today/weights", signedIn, u(h.weightsSave)},
+		{get, "/weekly", signedIn, u(h.weeklyPage)},
+
 		// Search across sources.
 		{get, "/search", signedIn, u(h.searchPage)},
 		{post, "/search/add", signedIn, u(h.searchAdd)},

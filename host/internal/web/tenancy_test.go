@@ -1,13 +1,17 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/pulse"
 )
 
 // idKind says which of Alice's ids stands in a dashboard route's {id}.
@@ -101,6 +105,14 @@ var dashboardCases = map[string]idKind{
 	"GET /admin/plugins":                           noID,
 	"POST /admin/plugins/{name}":                   pluginParam,
 
+	// Pulse: the rate form carries Alice's paper (in her deck, not Bob's).
+	"GET /today":           noID,
+	"POST /today/rate":     noID,
+	"POST /today/generate": noID,
+	"GET /today/weights":   noID,
+	"POST /today/weights":  noID,
+	"GET /weekly":          noID,
+
 	// Connection tests make the host connect out: the API refuses a non-admin.
 	"POST /onboarding/llm/test":                    noID,
 	"POST /settings/llm/providers/{provider}/test": providerParam,
@@ -149,6 +161,13 @@ func seedAlice(t *testing.T, s *stack, alice *browser, aliceUser string) *tenant
 	require.Equal(t, http.StatusCreated, alice.apiJSON(http.MethodPost, "/api/cards", map[string]any{"deck_id": deck.ID, "front": mark + " card", "paper_id": d.ids[paperID]}, &cd))
 	require.Equal(t, http.StatusOK, alice.apiJSON(http.MethodPut, "/api/settings/config/zotero.user_id", map[string]any{"value": mark + "-zotero"}, nil))
 	d.ids[taskID], d.ids[milestoneID], d.ids[cardID] = tk.ID, ms.ID, cd.ID
+	// A Pulse deck whose card is her paper, and weights of her own.
+	owner, paperUUID := uuid.MustParse(aliceUser), uuid.MustParse(d.ids[paperID])
+	_, err := s.app.PulseGen.Store.SaveDeck(context.Background(), owner, time.Now().UTC().Format(time.DateOnly),
+		[]pulse.Card{{PaperID: paperUUID, Rank: 1, Score: 0.5, Signals: map[string]float64{"topic": 1}, Why: mark + " why"}}, pulse.Stats{CardCount: 1})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, alice.apiJSON(http.MethodPut, "/api/pulse/weights", map[string]any{"embedding": 0.7, "topic": 0.7,
+		"llm_relevance": 0.7, "llm_novelty": 0.7, "author_bonus": 0.7, "recency": 0.7}, nil))
 	return d
 }
 
@@ -158,7 +177,8 @@ func snapshot(t *testing.T, alice *browser, d *tenantData) string {
 	var out strings.Builder
 	for _, path := range []string{"/api/papers/" + d.ids[paperID], "/api/jobs/" + d.ids[jobID], "/api/projects/" + d.ids[projectID],
 		"/api/projects/" + d.ids[projectID] + "/tasks", "/api/projects/" + d.ids[projectID] + "/milestones",
-		"/api/projects/" + d.ids[projectID] + "/papers", "/api/cards?limit=500", "/api/settings/config", "/api/me"} {
+		"/api/projects/" + d.ids[projectID] + "/papers", "/api/cards?limit=500", "/api/settings/config", "/api/me",
+		"/api/pulse/today", "/api/pulse/weights", "/api/pulse/explain/" + d.ids[paperID]} {
 		var v any
 		code := alice.apiJSON(http.MethodGet, path, nil, &v)
 		require.Equal(t, http.StatusOK, code, path)
@@ -204,6 +224,7 @@ func TestDashboardCrossTenant(t *testing.T) {
 		"title": {"planted"}, "due_date": {"2031-02-02"}, "completed": {"true"}, "key": {"zotero.user_id"}, "value": {"bob"},
 		"role": {"admin"}, "enabled": {"false"}, "provider": {"openai"}, "model": {"x"}, "api_key": {"not-the-key"},
 		"email": {"bob-extra@example.org"}, "identifier": {"10.1234/none"}, "card_id": {data.ids[cardID]}, "back_to": {"/"},
+		"action": {"dismiss"}, "embedding": {"0"}, "topic": {"0"}, "llm_relevance": {"0"}, "llm_novelty": {"0"}, "author_bonus": {"0"}, "recency": {"0"},
 	}
 	var signout *Route
 	for i, rt := range routes {
@@ -227,6 +248,10 @@ func TestDashboardCrossTenant(t *testing.T) {
 				pg = bb.post(path, form)
 			}
 			require.Less(t, pg.status, 500, "%s: %s", key, pg.body)
+			if key == "POST /today/rate" {
+				require.Equal(t, http.StatusNotFound, pg.status, "a paper of Alice's deck is not in Bob's")
+				require.Contains(t, pg.body, "That paper is not in your Pulse deck, so it was not rated.")
+			}
 			for _, m := range data.markers {
 				require.NotContains(t, pg.body, m, "%s shows Bob Alice's data", key)
 			}

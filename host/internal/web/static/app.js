@@ -1,7 +1,8 @@
 // Lectern dashboard: a little script on top of pages that work without it.
 // Uploads (one or several) show their progress and then the reading job's, and the library's rows
 // follow them; rows can be ticked for export; job progress bars follow
-// the job's event stream; questions stream their answer; review takes keys 1-4.
+// the job's event stream; questions stream their answer; review takes keys 1-4;
+// the Pulse deck rates in place and takes j/k/u/d/s/x/o/?.
 "use strict";
 
 (function () {
@@ -499,6 +500,102 @@
         list.dataset.loaded = "";
       })
       .catch(function () { /* the field still takes a typed name */ });
+  });
+
+  // ---- Pulse: today's deck ------------------------------------------------
+  // The rating buttons post to the API in place (the forms post to the
+  // dashboard without this script), and the keys act on the current card:
+  // j/k move, u up, d down, s save, x dismiss, o open, ? help.
+  var deck = document.querySelector("[data-pulse-deck]");
+  if (deck) {
+    var cards = Array.prototype.slice.call(deck.querySelectorAll("[data-card]"));
+    var help = document.querySelector("[data-deck-help]"), helpToggle = document.querySelector("[data-deck-help-toggle]");
+    var current = -1;
+    var select = function (i, scroll) {
+      if (!cards.length) return;
+      i = Math.max(0, Math.min(cards.length - 1, i));
+      if (current >= 0) cards[current].classList.remove("current");
+      current = i;
+      cards[i].classList.add("current");
+      deck.dataset.current = cards[i].dataset.card;
+      if (scroll) { cards[i].focus({ preventScroll: true }); cards[i].scrollIntoView({ block: "nearest" }); }
+    };
+    var markRated = function (card, button) {
+      var action = button.dataset.action;
+      card.dataset.rated = action;
+      card.className = card.className.replace(/\brated(-\w+)?\b/g, "").trim() + " rated rated-" + action;
+      card.querySelectorAll("[data-action]").forEach(function (b) { b.removeAttribute("aria-pressed"); });
+      button.setAttribute("aria-pressed", "true");
+      card.querySelector("[data-card-status]").textContent = button.dataset.done || "";
+    };
+    var rate = function (paperID, action) {
+      return fetch("/api/pulse/rate", {
+        method: "POST", credentials: "same-origin", keepalive: true,
+        headers: { "Content-Type": "application/json", "Accept": "application/json" },
+        body: JSON.stringify({ paper_id: paperID, action: action })
+      });
+    };
+    cards.forEach(function (card, i) {
+      var err = errorBox(card);
+      card.addEventListener("click", function () { if (current !== i) select(i, false); });
+      card.querySelectorAll("form[data-rate]").forEach(function (form) {
+        form.addEventListener("submit", function (ev) {
+          ev.preventDefault();
+          var button = form.querySelector("[data-action]");
+          err.hidden = true;
+          button.disabled = true;
+          rate(card.dataset.card, button.dataset.action).then(function (resp) {
+            if (resp.ok) { markRated(card, button); return; }
+            return resp.json().catch(function () { return null; }).then(function (body) { showError(err, describe(resp.status, body)); });
+          }, function () { showError(err, describe(0, null)); })
+            .then(function () { button.disabled = false; });
+        });
+      });
+      var link = card.querySelector("[data-open]");
+      if (link) link.addEventListener("click", function () { rate(card.dataset.card, "open").catch(function () {}); });
+    });
+    var keys = { u: "up", d: "down", s: "save", x: "dismiss" };
+    var toggleHelp = function (show) {
+      if (!help) return;
+      help.hidden = show === undefined ? !help.hidden : !show;
+      if (helpToggle) helpToggle.setAttribute("aria-expanded", String(!help.hidden));
+      if (!help.hidden) help.focus({ preventScroll: true });
+      else if (current >= 0) cards[current].focus({ preventScroll: true });
+    };
+    var keysLine = document.querySelector("[data-deck-keys]");
+    if (keysLine) keysLine.hidden = false; // the keys work only with this script
+    if (helpToggle) helpToggle.addEventListener("click", function () { toggleHelp(); });
+    if (cards.length) select(0, false);
+    document.addEventListener("keydown", function (e) {
+      if (e.altKey || e.ctrlKey || e.metaKey) return;
+      var t = e.target.tagName;
+      if (t === "INPUT" || t === "TEXTAREA" || t === "SELECT") return;
+      if (e.key === "?") { e.preventDefault(); toggleHelp(); return; }
+      if (e.key === "Escape" && help && !help.hidden) { toggleHelp(false); return; }
+      if (!cards.length) return;
+      if (e.key === "j") { e.preventDefault(); select(current + 1, true); return; }
+      if (e.key === "k") { e.preventDefault(); select(current - 1, true); return; }
+      var card = cards[current];
+      if (e.key === "o") {
+        var a = card.querySelector("[data-open]");
+        if (a) { e.preventDefault(); a.click(); }
+        return;
+      }
+      var action = keys[e.key];
+      if (!action) return;
+      var b = card.querySelector('[data-action="' + action + '"]');
+      if (b) { e.preventDefault(); b.click(); }
+    });
+  }
+
+  // ---- Pulse: weights -----------------------------------------------------
+  // Each weight's slider follows its number, and the number its slider.
+  document.querySelectorAll("[data-weight-range]").forEach(function (range) {
+    var num = document.getElementById(range.dataset.weightRange);
+    if (!num) return;
+    range.hidden = false;
+    range.addEventListener("input", function () { num.value = range.value; });
+    num.addEventListener("input", function () { if (num.value !== "" && !isNaN(num.value)) range.value = num.value; });
   });
 
   // ---- confirmations and focus --------------------------------------------
