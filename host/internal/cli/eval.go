@@ -22,6 +22,7 @@ import (
 const evalUsage = `usage: lectern eval rag [--set written|fulltext] [--slice] [--fixtures DIR]
                         [--role answer] [--dataset FILE] [--json]
        lectern eval quotes [--dataset FILE] [--json]
+       lectern eval pulse [--seed N] [--seeds N] [--days N] [--fixtures DIR] [--json]
 
 rag     ingests the set's papers into a throwaway database, asks its questions
         as POST /api/rag/ask does, and reports the figures and every miss.
@@ -37,6 +38,13 @@ rag     ingests the set's papers into a throwaway database, asks its questions
           them) instead of the builtin method; retrieval stays the builtin one.
 quotes  checks the dataset's labelled quotes with the quote verifier and reports
         its precision and recall per category
+pulse   replays a simulated user's mornings with Pulse over a corpus of the
+        fixture recordings (--fixtures DIR, else $LECTERN_FIXTURES, else
+        ../shared/fixtures) and generated papers, and compares Lectern's scoring
+        with recency only and library similarity only: precision@10, coverage,
+        diversity, classifier AUC. --seed is the first seed (default 1), --seeds
+        how many are averaged (default 3), --days the mornings (default 45).
+        No database and no model: docs/evals.md.
 
 Without --dataset the datasets built into the binary are used (docs/evals.md).
 `
@@ -52,6 +60,9 @@ var errNoAnswerModel = errors.New("no model is assigned to the answer role in th
 
 // runEval implements `lectern eval`.
 func runEval(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "pulse" {
+		return runEvalPulse(ctx, args[1:], env, stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "rag" && args[0] != "quotes") {
 		fmt.Fprint(stderr, evalUsage)
 		return 2
