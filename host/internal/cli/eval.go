@@ -43,7 +43,7 @@ pulse   replays a simulated user's mornings with Pulse over a corpus of the
         ../shared/fixtures) and generated papers, and compares Lectern's scoring
         with recency only and library similarity only: precision@10, coverage,
         diversity, classifier AUC. --seed is the first seed (default 1), --seeds
-        how many are averaged (default 3), --days the mornings (default 45).
+        how many are averaged (default 5), --days the mornings (default 45).
         No database and no model: docs/evals.md.
 
 Without --dataset the datasets built into the binary are used (docs/evals.md).

@@ -16,7 +16,7 @@ func runEvalPulse(ctx context.Context, args []string, env Env, stdout, stderr io
 	var o evals.PulseOpts
 	var fixtures string
 	fs.Uint64Var(&o.Seed, "seed", 1, "the first seed")
-	fs.IntVar(&o.Seeds, "seeds", 3, "how many consecutive seeds to run and average (1-50)")
+	fs.IntVar(&o.Seeds, "seeds", 5, "how many consecutive seeds to run and average (1-50)")
 	fs.IntVar(&o.Days, "days", 45, "simulated mornings with a deck (1-365)")
 	fs.StringVar(&fixtures, "fixtures", "", "the shared fixtures folder (default $LECTERN_FIXTURES, else ../shared/fixtures)")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")

@@ -31,7 +31,7 @@ type PulseOpts struct {
 	// Fixtures is the shared fixtures folder the corpus reads its real records from.
 	Fixtures string
 	// Seed is the first seed; Seeds how many consecutive seeds are run and
-	// averaged (default 3). A seed fixes the generated papers, the user's taste
+	// averaged (default 5). A seed fixes the generated papers, the user's taste
 	// and every choice they make.
 	Seed  uint64
 	Seeds int
@@ -125,7 +125,7 @@ type Ranked struct {
 
 // RunPulse runs the evaluation.
 func RunPulse(ctx context.Context, o PulseOpts) (*PulseScores, error) {
-	o.Seeds = cmp.Or(o.Seeds, 3)
+	o.Seeds = cmp.Or(o.Seeds, 5)
 	o.Days = cmp.Or(o.Days, 45)
 	o.PerDay = cmp.Or(o.PerDay, 30)
 	if o.Seeds < 1 || o.Days < 1 || o.PerDay < 1 {
@@ -273,7 +273,7 @@ func newSimCorpus(ctx context.Context, seed uint64, fixtures []simPaper, o Pulse
 	slices.Sort(c.clusters)
 	// The order papers of one day come in is the seed's, not the corpus's: the
 	// rankers break ties by it.
-	for d := range c.byDay {
+	for d := -preDays; d < o.Days; d++ {
 		rng.Shuffle(len(c.byDay[d]), func(i, j int) { c.byDay[d][i], c.byDay[d][j] = c.byDay[d][j], c.byDay[d][i] })
 	}
 	vecs, err := builtinEmbed(ctx, texts)
