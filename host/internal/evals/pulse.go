@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lectern-research/lectern/host/internal/embedding"
+	"github.com/lectern-research/lectern/host/internal/pulse"
 	"github.com/lectern-research/lectern/host/internal/pulse/score"
 	"github.com/lectern-research/lectern/sdk/llm/extractive"
 )
@@ -39,6 +40,9 @@ type PulseOpts struct {
 	Days int
 	// PerDay is how many papers are generated per simulated day (default 30).
 	PerDay int
+	// Judge, when set, is the relevance role (the nightly run's stage 2): the
+	// run then adds Lectern with its judgements beside Lectern without.
+	Judge pulse.Judge
 	// Broken adds the deliberately broken ranker (Lectern's score upside down),
 	// which the tests use to show that the comparison can fail.
 	Broken bool
@@ -47,6 +51,7 @@ type PulseOpts struct {
 // Ranker names in the report.
 const (
 	RankLectern = "lectern"
+	RankJudged  = "lectern + relevance role"
 	RankRecency = "recency only"
 	RankLibrary = "library similarity only"
 	RankOracle  = "oracle (hidden taste)"
@@ -143,11 +148,11 @@ func RunPulse(ctx context.Context, o PulseOpts) (*PulseScores, error) {
 			return nil, err
 		}
 		s := Seeded{Seed: seed, LikedClusters: c.liked}
-		for _, r := range rankers(o.Broken) {
+		for _, r := range rankers(o.Broken, o.Judge != nil) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			got, err := c.replay(r)
+			got, err := c.replay(ctx, r, o.Judge)
 			if err != nil {
 				return nil, fmt.Errorf("seed %d, %s: %w", seed, r.name, err)
 			}

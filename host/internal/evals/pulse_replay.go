@@ -2,6 +2,7 @@ package evals
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/pulse"
 	"github.com/lectern-research/lectern/host/internal/pulse/classifier"
 	"github.com/lectern-research/lectern/host/internal/pulse/score"
@@ -23,11 +25,13 @@ type simRanker struct {
 	// trains says whether the user's classifier is trained each night, as the
 	// product trains it, for this ranker to use.
 	trains bool
+	// judged says whether stage 2 asks the relevance role.
+	judged bool
 	rank   func(u *simUser, cands []int, now time.Time) []int
 }
 
 // rankers are the rankers of a run, Lectern's first.
-func rankers(broken bool) []simRanker {
+func rankers(broken, judged bool) []simRanker {
 	out := []simRanker{
 		{name: RankLectern, trains: true, rank: func(u *simUser, cands []int, now time.Time) []int {
 			return u.indexes(u.lecternCards(cands, now, stage2TopK, deckSize))
@@ -50,6 +54,11 @@ func rankers(broken bool) []simRanker {
 				return 0
 			})
 		}},
+	}
+	if judged {
+		out = append(out, simRanker{name: RankJudged, trains: true, judged: true, rank: func(u *simUser, cands []int, now time.Time) []int {
+			return u.indexes(u.lecternCards(cands, now, stage2TopK, deckSize))
+		}})
 	}
 	if broken {
 		out = append(out, simRanker{name: RankBroken, trains: true, rank: func(u *simUser, cands []int, now time.Time) []int {
@@ -79,7 +88,11 @@ func top(cands []int, score func(int) float64) []int {
 // simUser is the simulated user's state under one ranker: their library, their
 // thumbs, what each paper's card said when it was last shown, their classifier.
 type simUser struct {
-	c         *simCorpus
+	ctx context.Context
+	c   *simCorpus
+	// judge is the relevance role of stage 2; nil scores without one.
+	judge     pulse.Judge
+	saved     []int
 	library   []pulse.Dated
 	inLibrary map[int]bool
 	trashed   map[int]bool
@@ -99,8 +112,8 @@ type simThumb struct {
 // stored model (the blob is sealed and opened again before it is used).
 var evalKey = []byte("lectern eval pulse: not a deployment key")
 
-func (c *simCorpus) newUser() *simUser {
-	u := &simUser{c: c, inLibrary: map[int]bool{}, trashed: map[int]bool{}, thumbs: map[int]simThumb{},
+func (c *simCorpus) newUser(ctx context.Context) *simUser {
+	u := &simUser{ctx: ctx, c: c, inLibrary: map[int]bool{}, trashed: map[int]bool{}, thumbs: map[int]simThumb{},
 		shown: map[int]map[string]float64{}}
 	for _, i := range c.seedLibrary {
 		u.save(i, c.published(i).Add(12*time.Hour))
@@ -109,6 +122,7 @@ func (c *simCorpus) newUser() *simUser {
 }
 
 func (u *simUser) save(i int, at time.Time) {
+	u.saved = append(u.saved, i)
 	u.library = append(u.library, pulse.Dated{Vec: u.c.vecs[i], At: at})
 	u.inLibrary[i] = true
 }
@@ -140,11 +154,29 @@ func (u *simUser) lecternCards(cands []int, now time.Time, topK, size int) []pul
 		}
 	}
 	scored := u.profile(now).Stage1(pc, pulse.RankOpts{Tracked: u.c.tracked, Lambda: set.Lambda, TopK: topK, Now: now})
+	if u.judge != nil {
+		g := &pulse.Generator{Judge: u.judge}
+		g.Stage2(u.ctx, u.interests(), scored, &pulse.Stats{})
+	}
 	cards := pulse.Cut(scored, score.Effective(set.Weights, u.optIn), u.model, size, now)
 	for _, card := range cards[:min(deckSize, len(cards))] {
 		u.shown[index(card.PaperID)] = card.Signals
 	}
 	return cards
+}
+
+// interests is what the relevance role is told: the user's topics and their
+// newest library papers.
+func (u *simUser) interests() string {
+	topics := make([]pulse.Topic, len(u.c.topicNames))
+	for i, k := range u.c.topicNames {
+		topics[i] = pulse.Topic{Name: k, Query: query(k), Enabled: true}
+	}
+	library := make([]papers.ProfilePaper, 0, len(u.saved))
+	for _, i := range slices.Backward(u.saved) {
+		library = append(library, papers.ProfilePaper{Title: u.c.papers[i].Title, Abstract: u.c.papers[i].Abstract})
+	}
+	return pulse.Interests(topics, library)
 }
 
 func (u *simUser) indexes(cards []pulse.Card) []int {
@@ -237,8 +269,11 @@ func (u *simUser) act(deck []int, day int, now time.Time) (saves int) {
 }
 
 // replay runs the user's mornings under r and measures its decks.
-func (c *simCorpus) replay(r simRanker) (Ranked, error) {
-	u := c.newUser()
+func (c *simCorpus) replay(ctx context.Context, r simRanker, judge pulse.Judge) (Ranked, error) {
+	u := c.newUser(ctx)
+	if r.judged {
+		u.judge = judge
+	}
 	out := Ranked{Name: r.name}
 	var auc *float64
 	shownLiked, candLiked := map[int]bool{}, map[int]bool{}

@@ -1,11 +1,16 @@
 package evals
 
 import (
+	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/fixturetest"
+	"github.com/lectern-research/lectern/host/internal/pulse"
 )
 
 // beats says whether the ranker called name has a higher precision@10 than both
@@ -92,4 +97,29 @@ func TestPulseEvalWithoutFixturesSaysWhereToPoint(t *testing.T) {
 	t.Parallel()
 	_, err := RunPulse(t.Context(), PulseOpts{Fixtures: t.TempDir() + "/absent"})
 	require.ErrorContains(t, err, "pass --fixtures DIR or set LECTERN_FIXTURES")
+}
+
+// With the relevance role, Lectern's stage 2 asks it about the stage-1
+// survivors through the product's own path (the builtin method on a throwaway
+// host), and the run reports that ranker beside the one without.
+func TestPulseEvalAsksTheRelevanceRole(t *testing.T) {
+	t.Parallel()
+	host, err := BuiltinStack(t.Context(), dbtest.NewDB(t), t.TempDir(), nil)
+	require.NoError(t, err)
+	t.Cleanup(host.Close)
+	var calls, bare atomic.Int64
+	judge := func(ctx context.Context, interests, title, abstract string) (pulse.Judgement, error) {
+		calls.Add(1)
+		if !strings.Contains(interests, "\n") {
+			bare.Add(1) // the interests name the topics and the library's titles
+		}
+		return host.PulseGen.Judge(ctx, interests, title, abstract)
+	}
+	s, err := RunPulse(t.Context(), PulseOpts{Fixtures: fixturetest.Dir(t), Seed: 2, Seeds: 1, Days: 3, Judge: judge})
+	require.NoError(t, err)
+	judged, ok := s.Ranker(RankJudged)
+	require.True(t, ok)
+	require.Positive(t, judged.PrecisionAt10)
+	require.EqualValues(t, 3*stage2TopK, calls.Load(), "forty judgements a morning")
+	require.Zero(t, bare.Load())
 }

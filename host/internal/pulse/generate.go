@@ -169,7 +169,7 @@ func (g *Generator) make(ctx context.Context, userID uuid.UUID, now time.Time) (
 	stats.Stage1Survivors = len(scored)
 
 	// Stage 2: the relevance role.
-	g.judge(ctx, interests(topics, library), scored, &stats)
+	g.Stage2(ctx, Interests(topics, library), scored, &stats)
 
 	// The classifier, the weights, the deck.
 	model := g.classifier(ctx, userID, &stats)
@@ -285,8 +285,9 @@ func (g *Generator) profile(ctx context.Context, userID uuid.UUID, now time.Time
 	return NewProfile(now, lib, negs, vecs[len(library)+len(negPapers):], names), nil
 }
 
-// interests is what the relevance role is told the user cares about.
-func interests(topics []Topic, library []papers.ProfilePaper) string {
+// Interests is what the relevance role is told the user cares about: their
+// topics and the titles of their ten newest library papers.
+func Interests(topics []Topic, library []papers.ProfilePaper) string {
 	var b strings.Builder
 	for _, t := range topics {
 		fmt.Fprintf(&b, "%s: %s\n", t.Name, t.Query)
@@ -297,10 +298,11 @@ func interests(topics []Topic, library []papers.ProfilePaper) string {
 	return strings.TrimSpace(b.String())
 }
 
-// judge asks the relevance role about each candidate, four at a time, each call
-// bounded and all of them capped; what could not be judged keeps its stage-1
-// signals and the deck says it is degraded.
-func (g *Generator) judge(ctx context.Context, interests string, cands []*Scored, stats *Stats) {
+// Stage2 asks the relevance role about each candidate, four at a time, each
+// call bounded and all of them capped; what could not be judged keeps its
+// stage-1 signals and the deck says it is degraded. With no Judge it does
+// nothing. It needs only the Generator's Judge and limits, no store.
+func (g *Generator) Stage2(ctx context.Context, interests string, cands []*Scored, stats *Stats) {
 	if g.Judge == nil || interests == "" {
 		return
 	}
