@@ -244,14 +244,13 @@ type simCorpus struct {
 	wouldSave []bool
 	// The user's starting point: the library seeded from liked papers published
 	// before the first deck, the topics they follow, the author they follow.
-	seedLibrary            []int
-	topicVecs              [][]float32
-	topicNames             []string
-	tracked                []score.Author
-	byDay                  map[int][]int
-	candidatesPerDay       float64
-	start                  time.Time
-	candidateLiked, likedN int
+	seedLibrary      []int
+	topicVecs        [][]float32
+	topicNames       []string
+	tracked          []score.Author
+	byDay            map[int][]int
+	candidatesPerDay float64
+	start            time.Time
 }
 
 func newSimCorpus(ctx context.Context, seed uint64, fixtures []simPaper, o PulseOpts) (*simCorpus, error) {

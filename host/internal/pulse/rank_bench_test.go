@@ -124,7 +124,7 @@ func BenchmarkScore10k(b *testing.B) {
 				b.Fatalf("a deck of %d cards", len(deck))
 			}
 		}
-		b.ReportMetric((cpuTime() - start).Seconds()/float64(b.N), "cpu-s/op")
+		b.ReportMetric((cpuTime()-start).Seconds()/float64(b.N), "cpu-s/op")
 	})
 	r, err := emb.Embed(b.Context(), u.candidates)
 	require.NoError(b, err)
@@ -136,7 +136,7 @@ func BenchmarkScore10k(b *testing.B) {
 				b.Fatalf("a deck of %d cards", len(deck))
 			}
 		}
-		b.ReportMetric((cpuTime() - start).Seconds()/float64(b.N), "cpu-s/op")
+		b.ReportMetric((cpuTime()-start).Seconds()/float64(b.N), "cpu-s/op")
 	})
 }
 
