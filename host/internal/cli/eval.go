@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -22,6 +23,8 @@ import (
 const evalUsage = `usage: lectern eval rag [--set written|fulltext] [--slice] [--fixtures DIR]
                         [--role answer] [--dataset FILE] [--json]
        lectern eval quotes [--dataset FILE] [--json]
+       lectern eval pulse [--seed N] [--seeds N] [--days N] [--fixtures DIR]
+                          [--judge builtin] [--json]
 
 rag     ingests the set's papers into a throwaway database, asks its questions
         as POST /api/rag/ask does, and reports the figures and every miss.
@@ -37,6 +40,15 @@ rag     ingests the set's papers into a throwaway database, asks its questions
           them) instead of the builtin method; retrieval stays the builtin one.
 quotes  checks the dataset's labelled quotes with the quote verifier and reports
         its precision and recall per category
+pulse   replays a simulated user's mornings with Pulse over a corpus of the
+        fixture recordings (--fixtures DIR, else $LECTERN_FIXTURES, else
+        ../shared/fixtures) and generated papers, and compares Lectern's scoring
+        with recency only and library similarity only: precision@10, coverage,
+        diversity, classifier AUC. --seed is the first seed (default 1), --seeds
+        how many are averaged (default 5), --days the mornings (default 45).
+        No database and no model, unless --judge builtin adds Lectern with the
+        relevance role's judgements (the builtin method, as a deployment with
+        no model judges, on a throwaway host): docs/evals.md.
 
 Without --dataset the datasets built into the binary are used (docs/evals.md).
 `
@@ -52,6 +64,9 @@ var errNoAnswerModel = errors.New("no model is assigned to the answer role in th
 
 // runEval implements `lectern eval`.
 func runEval(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "pulse" {
+		return runEvalPulse(ctx, args[1:], env, stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "rag" && args[0] != "quotes") {
 		fmt.Fprint(stderr, evalUsage)
 		return 2
@@ -133,39 +148,62 @@ func evalRAG(ctx context.Context, f ragFlags, env Env, stderr io.Writer) (fmt.St
 		defer done()
 		answerGW = gw
 	}
-	dir, err := os.MkdirTemp("", "lectern-eval-")
+	host, pool, done, err := throwawayHost(ctx, stderr)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cluster, err := pgembed.Start(ctx, pgembed.Options{Dir: filepath.Join(dir, "pg"), Install: true, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = cluster.Remove(context.WithoutCancel(ctx)) }()
-	// The same roles as the embedded default: the questions are asked as the
-	// application's role, on a schema the superuser migrated and handed over.
-	db, err := openEmbedded(ctx, cluster, embeddedDatabase)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	if _, _, err := migrateDatabase(ctx, db, log); err != nil {
-		return nil, err
-	}
-	host, err := evals.BuiltinStack(ctx, db.Pool, dir, log)
-	if err != nil {
-		return nil, err
-	}
-	defer host.Close()
+	defer done()
 	svc := *host.RAG
 	if answerGW != nil {
 		// Retrieval and the papers stay the throwaway host's; only the model
 		// that writes the answer is the deployment's.
 		svc.GW = answerGW
 	}
-	return run(ctx, db.Pool, &svc, host)
+	return run(ctx, pool, &svc, host)
+}
+
+// throwawayHost starts a private PostgreSQL cluster in a temporary folder,
+// migrates it and builds the builtin host on it (evals.BuiltinStack), so an
+// evaluation never touches a deployment's database. done removes it all.
+func throwawayHost(ctx context.Context, stderr io.Writer) (host *app.App, pool *pgxpool.Pool, done func(), err error) {
+	var undo []func()
+	done = func() {
+		for _, f := range slices.Backward(undo) {
+			f()
+		}
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
+	dir, err := os.MkdirTemp("", "lectern-eval-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	undo = append(undo, func() { _ = os.RemoveAll(dir) })
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cluster, err := pgembed.Start(ctx, pgembed.Options{Dir: filepath.Join(dir, "pg"), Install: true, Logger: log})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	undo = append(undo, func() { _ = cluster.Remove(context.WithoutCancel(ctx)) })
+	// The same roles as the embedded default: the work runs as the
+	// application's role, on a schema the superuser migrated and handed over.
+	db, err := openEmbedded(ctx, cluster, embeddedDatabase)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	undo = append(undo, db.Close)
+	if _, _, err := migrateDatabase(ctx, db, log); err != nil {
+		return nil, nil, nil, err
+	}
+	host, err = evals.BuiltinStack(ctx, db.Pool, dir, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	undo = append(undo, host.Close)
+	return host, db.Pool, done, nil
 }
 
 // ragRun runs one loaded set on a throwaway host.

@@ -1,8 +1,10 @@
 // Package evals measures answer quality on labelled datasets kept in the
 // repository: RAG citation precision and answer support on short written texts
 // (RunRAG), evidence, page, abstention and citation figures on whole PDFs
-// (RunFullText), and the quote verifier's precision and recall (package quote).
-// `lectern eval` runs them and docs/benchmarks.md records the figures.
+// (RunFullText), the quote verifier's precision and recall (package quote), and
+// Pulse's deck precision, coverage and diversity for a simulated reader against
+// two baselines (RunPulse). `lectern eval` runs them; docs/benchmarks.md and
+// docs/evals.md record the figures.
 package evals
 
 import (

@@ -102,17 +102,6 @@ func (g *Generator) Run(ctx context.Context, userID uuid.UUID, date string) (Dec
 	return g.Store.Today(ctx, userID, date)
 }
 
-// candidate is a paper being scored.
-type candidate struct {
-	papers.ProfilePaper
-	vec     []float32
-	signals map[string]float64
-	stage1  float64
-	topic   string
-	author  string
-	reason  string
-}
-
 func (g *Generator) make(ctx context.Context, userID uuid.UUID, now time.Time) ([]Card, Stats, error) {
 	stats := Stats{SourceCounts: map[string]int{}, Sources: map[string]SourceStatus{}}
 	set, err := g.Store.Settings(ctx, userID)
@@ -169,50 +158,22 @@ func (g *Generator) make(ctx context.Context, userID uuid.UUID, now time.Time) (
 	for i, a := range authors {
 		tracked[i] = score.Author{Name: a.Name, S2ID: a.S2ID}
 	}
-	scored := make([]*candidate, len(cands))
+	pending := make([]Candidate, len(cands))
 	for i, c := range cands {
-		cd := &candidate{ProfilePaper: c, vec: vecs[i], signals: map[string]float64{}}
-		cd.signals[score.Embedding] = score.EmbeddingSignal(cd.vec, profile.library, profile.negative, set.Lambda)
-		cd.signals[score.Topic], cd.topic = profile.topicSignal(cd.vec)
-		cd.signals[score.Recency] = score.RecencySignal(c.Published, now)
-		var names []score.Author
+		pending[i] = Candidate{ID: c.ID, Title: c.Title, Abstract: c.Abstract, Vec: vecs[i], Published: c.Published}
 		for _, a := range c.Authors {
-			names = append(names, score.Author{Name: a.Name})
+			pending[i].Authors = append(pending[i].Authors, score.Author{Name: a.Name})
 		}
-		cd.signals[score.AuthorBonus], cd.author = score.AuthorSignal(names, tracked)
-		cd.stage1 = score.Stage1(cd.signals)
-		scored[i] = cd
 	}
-	slices.SortStableFunc(scored, func(a, b *candidate) int { return cmp.Compare(b.stage1, a.stage1) })
-	top := min(len(scored), cmp.Or(g.Stage2TopK, 40))
-	stats.Stage1Survivors = top
-	scored = scored[:top]
+	scored := profile.Stage1(pending, RankOpts{Tracked: tracked, Lambda: set.Lambda, TopK: cmp.Or(g.Stage2TopK, 40), Now: now})
+	stats.Stage1Survivors = len(scored)
 
 	// Stage 2: the relevance role.
-	g.judge(ctx, interests(topics, library), scored, &stats)
+	g.Stage2(ctx, Interests(topics, library), scored, &stats)
 
-	// The classifier.
+	// The classifier, the weights, the deck.
 	model := g.classifier(ctx, userID, &stats)
-	if model != nil {
-		for _, c := range scored {
-			c.signals[score.Classifier] = model.Probability(c.signals)
-		}
-	}
-
-	weights := score.Effective(set.Weights, set.ClassifierOptIn)
-	final := make([]float64, len(scored))
-	order := make([]int, len(scored))
-	for i, c := range scored {
-		final[i], order[i] = score.Final(weights, c.signals), i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(final[b], final[a]) })
-	n := min(len(order), set.DeckSize)
-	cards := make([]Card, 0, n)
-	for rank, i := range order[:n] {
-		c := scored[i]
-		cards = append(cards, Card{PaperID: c.ID, Rank: rank + 1, Score: final[i], Signals: c.signals, Reason: c.reason,
-			Why: score.Why(weights, c.signals, score.Facts{Topic: c.topic, Author: c.author, Published: c.Published}, now)})
-	}
+	cards := Cut(scored, score.Effective(set.Weights, set.ClassifierOptIn), model, set.DeckSize, now)
 	return cards, stats, nil
 }
 
@@ -276,25 +237,8 @@ func (g *Generator) discover(ctx context.Context, userID uuid.UUID, now time.Tim
 	return ids
 }
 
-// profile is what the user reads, as vectors.
-type profile struct {
-	library, negative []float32
-	topics            [][]float32
-	topicNames        []string
-}
-
-func (p *profile) topicSignal(v []float32) (float64, string) {
-	best, name := 0.0, ""
-	for i, t := range p.topics {
-		if c := score.Cosine(v, t); c > best {
-			best, name = c, p.topicNames[i]
-		}
-	}
-	return min(max(best, 0), 1), name
-}
-
 func (g *Generator) profile(ctx context.Context, userID uuid.UUID, now time.Time, library []papers.ProfilePaper,
-	feedback []papers.Feedback, topics []Topic) (*profile, error) {
+	feedback []papers.Feedback, topics []Topic) (*Profile, error) {
 	var neg []uuid.UUID
 	negAt := map[uuid.UUID]time.Time{}
 	for _, f := range feedback {
@@ -319,33 +263,31 @@ func (g *Generator) profile(ctx context.Context, userID uuid.UUID, now time.Time
 	for _, t := range topics {
 		texts = append(texts, t.Name+"\n"+t.Query)
 	}
-	out := &profile{}
 	if len(texts) == 0 {
-		return out, nil
+		return &Profile{}, nil
 	}
 	vecs, err := g.Embed(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("pulse: embed the profile: %w", err)
 	}
-	weights := make([]float64, len(library))
+	lib := make([]Dated, len(library))
 	for i, p := range library {
-		weights[i] = score.Fade(p.At, now)
+		lib[i] = Dated{Vec: vecs[i], At: p.At}
 	}
-	out.library = score.Centroid(vecs[:len(library)], weights)
-	nw := make([]float64, len(negPapers))
+	negs := make([]Dated, len(negPapers))
 	for i, p := range negPapers {
-		nw[i] = score.Fade(negAt[p.ID], now)
+		negs[i] = Dated{Vec: vecs[len(library)+i], At: negAt[p.ID]}
 	}
-	out.negative = score.Centroid(vecs[len(library):len(library)+len(negPapers)], nw)
-	out.topics = vecs[len(library)+len(negPapers):]
-	for _, t := range topics {
-		out.topicNames = append(out.topicNames, t.Name)
+	names := make([]string, len(topics))
+	for i, t := range topics {
+		names[i] = t.Name
 	}
-	return out, nil
+	return NewProfile(now, lib, negs, vecs[len(library)+len(negPapers):], names), nil
 }
 
-// interests is what the relevance role is told the user cares about.
-func interests(topics []Topic, library []papers.ProfilePaper) string {
+// Interests is what the relevance role is told the user cares about: their
+// topics and the titles of their ten newest library papers.
+func Interests(topics []Topic, library []papers.ProfilePaper) string {
 	var b strings.Builder
 	for _, t := range topics {
 		fmt.Fprintf(&b, "%s: %s\n", t.Name, t.Query)
@@ -356,10 +298,11 @@ func interests(topics []Topic, library []papers.ProfilePaper) string {
 	return strings.TrimSpace(b.String())
 }
 
-// judge asks the relevance role about each candidate, four at a time, each call
-// bounded and all of them capped; what could not be judged keeps its stage-1
-// signals and the deck says it is degraded.
-func (g *Generator) judge(ctx context.Context, interests string, cands []*candidate, stats *Stats) {
+// Stage2 asks the relevance role about each candidate, four at a time, each
+// call bounded and all of them capped; what could not be judged keeps its
+// stage-1 signals and the deck says it is degraded. With no Judge it does
+// nothing. It needs only the Generator's Judge and limits, no store.
+func (g *Generator) Stage2(ctx context.Context, interests string, cands []*Scored, stats *Stats) {
 	if g.Judge == nil || interests == "" {
 		return
 	}
@@ -393,9 +336,9 @@ func (g *Generator) judge(ctx context.Context, interests string, cands []*candid
 				return
 			}
 			stats.Stage2Scored++
-			c.signals[score.LLMRelevance] = float64(min(max(j.Relevance, 1), 10)) / 10
-			c.signals[score.LLMNovelty] = float64(min(max(j.Novelty, 1), 10)) / 10
-			c.reason = j.Reason
+			c.Signals[score.LLMRelevance] = float64(min(max(j.Relevance, 1), 10)) / 10
+			c.Signals[score.LLMNovelty] = float64(min(max(j.Novelty, 1), 10)) / 10
+			c.Reason = j.Reason
 		}()
 	}
 	wg.Wait()

@@ -60,7 +60,7 @@ func (g *Generator) Recommend(ctx context.Context, userID uuid.UUID, limit int) 
 	cards := make([]Card, len(cands))
 	for i, c := range cands {
 		sig := map[string]float64{
-			score.Embedding: score.EmbeddingSignal(vecs[i], prof.library, prof.negative, set.Lambda),
+			score.Embedding: score.EmbeddingSignal(vecs[i], prof.Library, prof.Negative, set.Lambda),
 			score.Recency:   score.RecencySignal(c.Published, now),
 		}
 		cards[i] = Card{PaperID: c.ID, Score: score.Final(w, sig), Signals: sig,

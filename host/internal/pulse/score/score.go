@@ -8,6 +8,7 @@ package score
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -79,11 +80,14 @@ func Merge(base, w Weights) (Weights, error) {
 	return out, nil
 }
 
-// Final is Σ weight × signal; a missing signal counts as 0.
+// Final is Σ weight × signal; a missing signal counts as 0. The terms are
+// added in a fixed order (the signals' names sorted), so the same inputs give
+// the same bits and the same deck: a map's order would change the last bits of
+// the sum from run to run, and with them the order of near ties.
 func Final(w Weights, signals map[string]float64) float64 {
 	var s float64
-	for k, v := range w {
-		s += v * clamp01(signals[k])
+	for _, k := range slices.Sorted(maps.Keys(w)) {
+		s += w[k] * clamp01(signals[k])
 	}
 	return s
 }
