@@ -11,16 +11,16 @@ import (
 
 // Notes lists a record's child notes and the annotations on its PDF attachments.
 func (z *Zotero) Notes(ctx context.Context, req *refmanager.NotesRequest) (*refmanager.NotesResponse, error) {
-	c, err := z.client(req.Credentials)
-	if err != nil {
-		return nil, err
-	}
 	lib, err := library(req.LibraryID)
 	if err != nil {
 		return nil, err
 	}
 	if req.ItemKey == "" {
 		return nil, protocol.BadRequest("no item key")
+	}
+	c, err := z.client(req.Credentials)
+	if err != nil {
+		return nil, err
 	}
 	children, err := c.Children(ctx, lib, req.ItemKey)
 	if err != nil {
@@ -53,10 +53,6 @@ func (z *Zotero) Notes(ctx context.Context, req *refmanager.NotesRequest) (*refm
 // WriteNote creates a child note (empty Key, with a write token) or updates one
 // at its version (a stale version is a BadRequest: read the notes again).
 func (z *Zotero) WriteNote(ctx context.Context, req *refmanager.WriteNoteRequest) (*refmanager.WriteNoteResponse, error) {
-	c, err := z.client(req.Credentials)
-	if err != nil {
-		return nil, err
-	}
 	lib, err := library(req.LibraryID)
 	if err != nil {
 		return nil, err
@@ -65,10 +61,14 @@ func (z *Zotero) WriteNote(ctx context.Context, req *refmanager.WriteNoteRequest
 	if n.Annotation != nil {
 		return nil, protocol.Unsupported("writing annotations is not supported; write a note")
 	}
+	if n.Key == "" && n.ParentItemKey == "" {
+		return nil, protocol.BadRequest("a new note needs the item it belongs to")
+	}
+	c, err := z.client(req.Credentials)
+	if err != nil {
+		return nil, err
+	}
 	if n.Key == "" {
-		if n.ParentItemKey == "" {
-			return nil, protocol.BadRequest("a new note needs the item it belongs to")
-		}
 		res, err := c.Create(ctx, lib, []map[string]any{{"itemType": "note", "parentItem": n.ParentItemKey, "note": n.HTML,
 			"tags": []any{}, "collections": []any{}, "relations": map[string]any{}}}, webapi.WriteToken())
 		if err != nil {

@@ -18,10 +18,6 @@ const maxPush = 200
 // write; any other is created once, marked in Extra. Each item's failure is its
 // own result.
 func (z *Zotero) Push(ctx context.Context, req *refmanager.PushRequest) (*refmanager.PushResponse, error) {
-	c, err := z.client(req.Credentials)
-	if err != nil {
-		return nil, err
-	}
 	lib, err := library(req.LibraryID)
 	if err != nil {
 		return nil, err
@@ -33,6 +29,10 @@ func (z *Zotero) Push(ctx context.Context, req *refmanager.PushRequest) (*refman
 		if !strings.HasPrefix(it.Marker, refmanager.MarkerPrefix) {
 			return nil, protocol.BadRequest("marker %q does not start with %q", it.Marker, refmanager.MarkerPrefix)
 		}
+	}
+	c, err := z.client(req.Credentials)
+	if err != nil {
+		return nil, err
 	}
 	resp := &refmanager.PushResponse{}
 	if req.Collection != "" {

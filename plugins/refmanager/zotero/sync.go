@@ -40,10 +40,6 @@ func parseCursor(s string) (cursor, error) {
 // standalone notes are left out; removed items come on the first page, so a
 // caller resuming from a page's Through has seen them.
 func (z *Zotero) ItemsSince(ctx context.Context, req *refmanager.ItemsSinceRequest) (*refmanager.ItemsSinceResponse, error) {
-	c, err := z.client(req.Credentials)
-	if err != nil {
-		return nil, err
-	}
 	lib, err := library(req.LibraryID)
 	if err != nil {
 		return nil, err
@@ -57,6 +53,10 @@ func (z *Zotero) ItemsSince(ctx context.Context, req *refmanager.ItemsSinceReque
 	size := req.PageSize
 	if size <= 0 {
 		size = defaultPageSize
+	}
+	c, err := z.client(req.Credentials)
+	if err != nil {
+		return nil, err
 	}
 	changed, err := c.Changed(ctx, lib, "items", cur.done)
 	if err != nil {
