@@ -165,21 +165,11 @@ func (g *Generator) make(ctx context.Context, userID uuid.UUID, now time.Time) (
 	if err != nil {
 		return nil, stats, fmt.Errorf("pulse: embed the candidates: %w", err)
 	}
-	tracked := make([]score.Author, len(authors))
-	for i, a := range authors {
-		tracked[i] = score.Author{Name: a.Name, S2ID: a.S2ID}
-	}
+	tracked := trackedAuthors(authors)
 	scored := make([]*candidate, len(cands))
 	for i, c := range cands {
-		cd := &candidate{ProfilePaper: c, vec: vecs[i], signals: map[string]float64{}}
-		cd.signals[score.Embedding] = score.EmbeddingSignal(cd.vec, profile.library, profile.negative, set.Lambda)
-		cd.signals[score.Topic], cd.topic = profile.topicSignal(cd.vec)
-		cd.signals[score.Recency] = score.RecencySignal(c.Published, now)
-		var names []score.Author
-		for _, a := range c.Authors {
-			names = append(names, score.Author{Name: a.Name})
-		}
-		cd.signals[score.AuthorBonus], cd.author = score.AuthorSignal(names, tracked)
+		cd := &candidate{ProfilePaper: c, vec: vecs[i]}
+		cd.signals, cd.topic, cd.author = profile.signals(c, cd.vec, tracked, set.Lambda, now)
 		cd.stage1 = score.Stage1(cd.signals)
 		scored[i] = cd
 	}
@@ -276,7 +266,9 @@ func (g *Generator) discover(ctx context.Context, userID uuid.UUID, now time.Tim
 	return ids
 }
 
-// profile is what the user reads, as vectors.
+// profile is what the user reads, as vectors: the positive centroid (their
+// library and the papers they rated up), the negative one (the papers they rated
+// down or dismissed), and their topics.
 type profile struct {
 	library, negative []float32
 	topics            [][]float32
@@ -293,28 +285,91 @@ func (p *profile) topicSignal(v []float32) (float64, string) {
 	return min(max(best, 0), 1), name
 }
 
-func (g *Generator) profile(ctx context.Context, userID uuid.UUID, now time.Time, library []papers.ProfilePaper,
-	feedback []papers.Feedback, topics []Topic) (*profile, error) {
-	var neg []uuid.UUID
-	negAt := map[uuid.UUID]time.Time{}
+// signals are a candidate's stage-1 signals (embedding, topic, recency, author
+// bonus) against the profile, with the topic and the followed author that gave
+// them, for the card's why.
+func (p *profile) signals(c papers.ProfilePaper, vec []float32, tracked []score.Author, lambda float64, now time.Time) (sig map[string]float64, topic, author string) {
+	sig = map[string]float64{}
+	sig[score.Embedding] = score.EmbeddingSignal(vec, p.library, p.negative, lambda)
+	sig[score.Topic], topic = p.topicSignal(vec)
+	sig[score.Recency] = score.RecencySignal(c.Published, now)
+	var names []score.Author
+	for _, a := range c.Authors {
+		names = append(names, score.Author{Name: a.Name})
+	}
+	sig[score.AuthorBonus], author = score.AuthorSignal(names, tracked)
+	return sig, topic, author
+}
+
+// trackedAuthors are the followed authors as the author signal compares them.
+func trackedAuthors(authors []Author) []score.Author {
+	out := make([]score.Author, len(authors))
+	for i, a := range authors {
+		out[i] = score.Author{Name: a.Name, S2ID: a.S2ID}
+	}
+	return out
+}
+
+// thumbs splits the user's feedback (newest first) into the papers they rated up
+// and those they rated down, by their newest thumb on each, with when they gave
+// it. A paper already in the library counts there, not again as a thumbs-up.
+func thumbs(feedback []papers.Feedback, library []papers.ProfilePaper) (up, down []uuid.UUID, at map[uuid.UUID]time.Time) {
+	inLibrary := make(map[uuid.UUID]bool, len(library))
+	for _, p := range library {
+		inLibrary[p.ID] = true
+	}
+	at = map[uuid.UUID]time.Time{}
 	for _, f := range feedback {
-		if !f.Positive {
-			if _, ok := negAt[f.PaperID]; !ok {
-				neg = append(neg, f.PaperID)
-				negAt[f.PaperID] = f.At
-			}
+		if _, seen := at[f.PaperID]; seen {
+			continue
+		}
+		at[f.PaperID] = f.At
+		switch {
+		case !f.Positive:
+			down = append(down, f.PaperID)
+		case !inLibrary[f.PaperID]:
+			up = append(up, f.PaperID)
 		}
 	}
-	negPapers, err := g.Papers.ProfileOf(ctx, userID, neg)
+	return up, down, at
+}
+
+// profile embeds what the user reads. The positive centroid weighs each library
+// paper by how lately it was added and each paper rated up by how lately it was
+// rated; the negative centroid weighs the papers rated down the same way. So a
+// new user's first ratings (the cold start) count exactly as later ones do.
+func (g *Generator) profile(ctx context.Context, userID uuid.UUID, now time.Time, library []papers.ProfilePaper,
+	feedback []papers.Feedback, topics []Topic) (*profile, error) {
+	up, down, at := thumbs(feedback, library)
+	rated, err := g.Papers.ProfileOf(ctx, userID, append(slices.Clone(up), down...))
 	if err != nil {
 		return nil, err
 	}
+	isDown := make(map[uuid.UUID]bool, len(down))
+	for _, id := range down {
+		isDown[id] = true
+	}
+	var liked, disliked []papers.ProfilePaper
+	for _, p := range rated {
+		if isDown[p.ID] {
+			disliked = append(disliked, p)
+		} else {
+			liked = append(liked, p)
+		}
+	}
 	var texts []string
+	var posWeights, negWeights []float64
 	for _, p := range library {
 		texts = append(texts, p.Title+"\n"+p.Abstract)
+		posWeights = append(posWeights, score.Fade(p.At, now))
 	}
-	for _, p := range negPapers {
+	for _, p := range liked {
 		texts = append(texts, p.Title+"\n"+p.Abstract)
+		posWeights = append(posWeights, score.Fade(at[p.ID], now))
+	}
+	for _, p := range disliked {
+		texts = append(texts, p.Title+"\n"+p.Abstract)
+		negWeights = append(negWeights, score.Fade(at[p.ID], now))
 	}
 	for _, t := range topics {
 		texts = append(texts, t.Name+"\n"+t.Query)
@@ -327,17 +382,10 @@ func (g *Generator) profile(ctx context.Context, userID uuid.UUID, now time.Time
 	if err != nil {
 		return nil, fmt.Errorf("pulse: embed the profile: %w", err)
 	}
-	weights := make([]float64, len(library))
-	for i, p := range library {
-		weights[i] = score.Fade(p.At, now)
-	}
-	out.library = score.Centroid(vecs[:len(library)], weights)
-	nw := make([]float64, len(negPapers))
-	for i, p := range negPapers {
-		nw[i] = score.Fade(negAt[p.ID], now)
-	}
-	out.negative = score.Centroid(vecs[len(library):len(library)+len(negPapers)], nw)
-	out.topics = vecs[len(library)+len(negPapers):]
+	nPos, nNeg := len(posWeights), len(negWeights)
+	out.library = score.Centroid(vecs[:nPos], posWeights)
+	out.negative = score.Centroid(vecs[nPos:nPos+nNeg], negWeights)
+	out.topics = vecs[nPos+nNeg:]
 	for _, t := range topics {
 		out.topicNames = append(out.topicNames, t.Name)
 	}
