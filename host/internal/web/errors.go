@@ -51,6 +51,7 @@ var messages = map[string]message{
 	"unsupported_media_type":  {"The request was sent in a form the API does not accept.", "Reload the page and try again."},
 	"unavailable":             {"", "Try again in a moment. If it keeps happening, the operator can look in the server log."},
 	"review_out_of_order":     {"", "Reload the review page."},
+	"nothing_to_follow":       {"", "Pick a topic or an author first, on the first two steps of setting up your morning deck."},
 }
 
 // humanError turns an error of a page into text for people.

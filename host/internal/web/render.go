@@ -31,6 +31,7 @@ var pages = []string{
 	"onboarding", "signin", "signin_sent", "library", "uploads", "paper", "answer", "jobs", "job",
 	"review", "cards", "card", "analytics", "projects", "project", "search", "settings", "settings_llm",
 	"admin_users", "admin_audit", "admin_plugins", "error", "reader",
+	"pulse_start",
 }
 
 // shared are the files every page is parsed with.
