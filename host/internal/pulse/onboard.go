@@ -70,6 +70,9 @@ type Onboarding struct {
 	Target int `json:"target"`
 	// Complete is true once Rated reaches Target.
 	Complete bool `json:"complete"`
+	// HasDeck is true once a deck was made for the user (a night's run, or
+	// Generate): the cold start has done its work.
+	HasDeck bool `json:"has_deck"`
 	// Candidates are up to 10 papers to rate, newest first for each interest,
 	// the interests taken in turn.
 	Candidates []OnboardingCandidate `json:"candidates"`
@@ -151,6 +154,9 @@ func (g *Generator) Onboarding(ctx context.Context, userID uuid.UUID) (Onboardin
 		return Onboarding{}, err
 	}
 	o.Complete = o.Rated >= o.Target
+	if o.HasDeck, err = g.Store.hasDeck(ctx, userID); err != nil {
+		return Onboarding{}, err
+	}
 	if len(topics) == 0 && len(authors) == 0 {
 		o.Message = "Follow a topic or an author first: the papers to rate are drawn from them."
 		return o, nil
@@ -424,6 +430,18 @@ func (s *Store) onboardingPapers(ctx context.Context, userID uuid.UUID) ([]uuid.
 		return nil, fmt.Errorf("pulse: cold-start papers: %w", err)
 	}
 	return out, nil
+}
+
+// hasDeck reports whether a deck was ever made for the user, the cold start's
+// own aside.
+func (s *Store) hasDeck(ctx context.Context, userID uuid.UUID) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pulse_decks WHERE user_id = $1 AND deck_date <> $2::date)`,
+		userID, onboardingDeckDate).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("pulse: has a deck: %w", err)
+	}
+	return ok, nil
 }
 
 // recordOnboarding keeps card in the user's cold-start deck (the first signals a

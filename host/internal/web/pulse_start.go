@@ -75,6 +75,7 @@ type onboardingState struct {
 	Down         int                   `json:"down"`
 	Target       int                   `json:"target"`
 	Complete     bool                  `json:"complete"`
+	HasDeck      bool                  `json:"has_deck"`
 	Candidates   []onboardingCandidate `json:"candidates"`
 	CorpusShort  bool                  `json:"corpus_short"`
 	Message      string                `json:"message"`

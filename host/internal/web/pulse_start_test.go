@@ -160,7 +160,7 @@ func TestPulseStartSteps(t *testing.T) {
 		require.NotContains(t, candidatesOn(p.body), id, "a rated or skipped paper leaves the batch")
 	}
 	require.Contains(t, p.body, "That makes enough ratings for your first deck.")
-	require.Contains(t, p.body, "8 of 8 rated (4 interesting, 4 not)")
+	require.Contains(t, p.body, "8 of 8 rated (4 interested, 4 not for me)")
 	require.Contains(t, p.body, "Your first deck is ready to make")
 
 	p = alice.post("/pulse/start/rate", url.Values{"paper_id": {ids[9]}, "rating": {"love"}})
