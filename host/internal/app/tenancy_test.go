@@ -329,6 +329,41 @@ var tenancyCases = map[string]tenancyCase{
 	"GET /api/pulse/explain/{paper_id}": {kind: perUser, check: foreignID("pulse_cards", nil)},
 	"DELETE /api/pulse/topics/{id}":     {kind: perUser, check: foreignID("pulse_topics", nil)},
 	"DELETE /api/pulse/authors/{id}":    {kind: perUser, check: foreignID("pulse_authors", nil)},
+	// The cold start: Bob's batch never offers Alice's private paper, even when
+	// his words match it; he cannot rate it; his discovery leaves her rows alone.
+	"GET /api/pulse/onboarding": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/pulse/topics", cookie: bob.cookie, body: map[string]any{"name": "bob words", "query": alice.markers[2]}})
+		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+		rec = b.do(t, req{method: http.MethodGet, path: "/api/pulse/onboarding", cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Contains(t, rec.Body.String(), `"candidates":[]`)
+	}},
+	"POST /api/pulse/onboarding/rate": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		for _, rating := range []string{"up", "down", "skip"} {
+			before := aliceSnapshot(t, b, alice)
+			rec := b.do(t, req{method: http.MethodPost, path: "/api/pulse/onboarding/rate", cookie: bob.cookie,
+				body: map[string]any{"paper_id": alice.ids["user_library"], "rating": rating}})
+			require.Equal(t, http.StatusNotFound, rec.Code, "%s on Alice's private paper: %s", rating, rec.Body.String())
+			requireNoLeak(t, rec.Body.String(), alice)
+			require.Equal(t, before, aliceSnapshot(t, b, alice))
+		}
+		var n int
+		require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM pulse_cards WHERE paper_id = $1 AND user_id = $2`,
+			alice.ids["user_library"], bob.user).Scan(&n))
+		require.Zero(t, n, "nor does Bob keep a card of it")
+	}},
+	"POST /api/pulse/onboarding/discover": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := aliceSnapshot(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/pulse/onboarding/discover", cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Equal(t, before, aliceSnapshot(t, b, alice))
+		var errText string
+		require.NoError(t, b.pool.QueryRow(context.Background(),
+			`SELECT last_error FROM pulse_source_health WHERE user_id = $1 AND source = 'arxiv'`, alice.user).Scan(&errText))
+		require.Equal(t, alice.markers[2], errText, "Bob's discovery leaves Alice's source health alone")
+	}},
 	"POST /api/pulse/rate": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		for _, action := range []string{"open", "save", "up", "down", "dismiss"} {
 			before := aliceSnapshot(t, b, alice)

@@ -24,6 +24,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
 	"github.com/lectern-research/lectern/host/internal/papers"
+	"github.com/lectern-research/lectern/host/internal/pulse"
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
@@ -131,6 +132,10 @@ func TestOpenAPISchemasMatchWhatTheCodeSends(t *testing.T) {
 		{"PassageText", jsonFields(reflect.TypeFor[papers.PassageText]())},
 		{"AnswerSentence", jsonFields(reflect.TypeFor[rag.SentenceCheck]())},
 		{"LLMProbeResult", jsonFields(reflect.TypeFor[llmgw.ProbeResult]())},
+		{"PulseOnboarding", jsonFields(reflect.TypeFor[pulse.Onboarding]())},
+		{"PulseOnboardingCandidate", jsonFields(reflect.TypeFor[pulse.OnboardingCandidate]())},
+		{"PulseOnboardingRating", jsonFields(reflect.TypeFor[pulse.OnboardingRating]())},
+		{"PulseDiscovery", jsonFields(reflect.TypeFor[pulse.Discovery]())},
 	}
 	for _, tc := range cases {
 		t.Run(tc.schema, func(t *testing.T) {

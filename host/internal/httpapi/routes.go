@@ -241,6 +241,11 @@ func (h *handler) pulseRoutes() []Route {
 		route(http.MethodGet, "/api/pulse/authors", func(a *pulse.API) http.HandlerFunc { return a.Authors }),
 		route(http.MethodPost, "/api/pulse/authors", func(a *pulse.API) http.HandlerFunc { return a.FollowAuthor }),
 		route(http.MethodDelete, "/api/pulse/authors/{id}", func(a *pulse.API) http.HandlerFunc { return a.UnfollowAuthor }),
+		// The cold start: a new user's first batch to rate (steps 1-2 are the
+		// topics and authors routes above).
+		route(http.MethodGet, "/api/pulse/onboarding", func(a *pulse.API) http.HandlerFunc { return a.Onboarding }),
+		route(http.MethodPost, "/api/pulse/onboarding/rate", func(a *pulse.API) http.HandlerFunc { return a.RateOnboarding }),
+		route(http.MethodPost, "/api/pulse/onboarding/discover", func(a *pulse.API) http.HandlerFunc { return a.DiscoverOnboarding }),
 		route(http.MethodGet, "/api/recommendations", func(a *pulse.API) http.HandlerFunc { return a.Recommendations }),
 		h.digestRoute(),
 	}

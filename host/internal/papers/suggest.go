@@ -23,8 +23,8 @@ type ProfilePaper struct {
 	Starred  bool
 	// At is when it entered the library, or (for a candidate) the corpus.
 	At time.Time
-	// Published is its publication date; nil when unknown. Only Suggestable
-	// fills it.
+	// Published is its publication date; nil when unknown. Suggestable and
+	// ProfileOf fill it.
 	Published *time.Time
 }
 
@@ -79,17 +79,18 @@ func (st *Store) Suggestable(ctx context.Context, userID uuid.UUID, ids []uuid.U
 }
 
 // ProfileOf returns the texts of the papers of ids that userID may see (the papers
-// they gave feedback on, say), in no particular order.
+// they gave feedback on, say), with their publication dates, in no particular
+// order.
 func (st *Store) ProfileOf(ctx context.Context, userID uuid.UUID, ids []uuid.UUID) ([]ProfilePaper, error) {
 	rows, err := st.pool.Query(ctx, `
-		SELECT p.id, p.title, coalesce(p.abstract, ''), p.authors, false, p.discovered_at
+		SELECT p.id, p.title, coalesce(p.abstract, ''), p.authors, false, p.discovered_at, p.publication_date
 		  FROM papers p WHERE p.id = ANY($2) AND `+visiblePredicate, userID, ids)
 	if err != nil {
 		return nil, fmt.Errorf("papers: profile: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ProfilePaper, error) {
 		var p ProfilePaper
-		err := r.Scan(&p.ID, &p.Title, &p.Abstract, &p.Authors, &p.Starred, &p.At)
+		err := r.Scan(&p.ID, &p.Title, &p.Abstract, &p.Authors, &p.Starred, &p.At, &p.Published)
 		return p, err
 	})
 	if err != nil {

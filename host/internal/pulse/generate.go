@@ -154,10 +154,7 @@ func (g *Generator) make(ctx context.Context, userID uuid.UUID, now time.Time) (
 	if err != nil {
 		return nil, stats, fmt.Errorf("pulse: embed the candidates: %w", err)
 	}
-	tracked := make([]score.Author, len(authors))
-	for i, a := range authors {
-		tracked[i] = score.Author{Name: a.Name, S2ID: a.S2ID}
-	}
+	tracked := trackedAuthors(authors)
 	pending := make([]Candidate, len(cands))
 	for i, c := range cands {
 		pending[i] = Candidate{ID: c.ID, Title: c.Title, Abstract: c.Abstract, Vec: vecs[i], Published: c.Published}
@@ -237,28 +234,76 @@ func (g *Generator) discover(ctx context.Context, userID uuid.UUID, now time.Tim
 	return ids
 }
 
-func (g *Generator) profile(ctx context.Context, userID uuid.UUID, now time.Time, library []papers.ProfilePaper,
-	feedback []papers.Feedback, topics []Topic) (*Profile, error) {
-	var neg []uuid.UUID
-	negAt := map[uuid.UUID]time.Time{}
+// trackedAuthors are the followed authors as the author signal compares them.
+func trackedAuthors(authors []Author) []score.Author {
+	out := make([]score.Author, len(authors))
+	for i, a := range authors {
+		out[i] = score.Author{Name: a.Name, S2ID: a.S2ID}
+	}
+	return out
+}
+
+// thumbs splits the user's feedback (newest first) into the papers they rated up
+// and those they rated down, by their newest thumb on each, with when they gave
+// it. A paper already in the library counts there, not again as a thumbs-up.
+func thumbs(feedback []papers.Feedback, library []papers.ProfilePaper) (up, down []uuid.UUID, at map[uuid.UUID]time.Time) {
+	inLibrary := make(map[uuid.UUID]bool, len(library))
+	for _, p := range library {
+		inLibrary[p.ID] = true
+	}
+	at = map[uuid.UUID]time.Time{}
 	for _, f := range feedback {
-		if !f.Positive {
-			if _, ok := negAt[f.PaperID]; !ok {
-				neg = append(neg, f.PaperID)
-				negAt[f.PaperID] = f.At
-			}
+		if _, seen := at[f.PaperID]; seen {
+			continue
+		}
+		at[f.PaperID] = f.At
+		switch {
+		case !f.Positive:
+			down = append(down, f.PaperID)
+		case !inLibrary[f.PaperID]:
+			up = append(up, f.PaperID)
 		}
 	}
-	negPapers, err := g.Papers.ProfileOf(ctx, userID, neg)
+	return up, down, at
+}
+
+// profile embeds what the user reads. The positive centroid is their library,
+// each paper faded by how long ago it was added, and the papers they rated up,
+// faded by how long ago they rated them; the negative centroid is the papers
+// they rated down the same way. So a new user's first ratings (the cold start)
+// count exactly as later ones do.
+func (g *Generator) profile(ctx context.Context, userID uuid.UUID, now time.Time, library []papers.ProfilePaper,
+	feedback []papers.Feedback, topics []Topic) (*Profile, error) {
+	up, down, at := thumbs(feedback, library)
+	rated, err := g.Papers.ProfileOf(ctx, userID, append(slices.Clone(up), down...))
 	if err != nil {
 		return nil, err
 	}
+	isDown := make(map[uuid.UUID]bool, len(down))
+	for _, id := range down {
+		isDown[id] = true
+	}
+	var liked, disliked []papers.ProfilePaper
+	for _, p := range rated {
+		if isDown[p.ID] {
+			disliked = append(disliked, p)
+		} else {
+			liked = append(liked, p)
+		}
+	}
 	var texts []string
+	var posAt, negAt []time.Time
 	for _, p := range library {
 		texts = append(texts, p.Title+"\n"+p.Abstract)
+		posAt = append(posAt, p.At)
 	}
-	for _, p := range negPapers {
+	for _, p := range liked {
 		texts = append(texts, p.Title+"\n"+p.Abstract)
+		posAt = append(posAt, at[p.ID])
+	}
+	for _, p := range disliked {
+		texts = append(texts, p.Title+"\n"+p.Abstract)
+		negAt = append(negAt, at[p.ID])
 	}
 	for _, t := range topics {
 		texts = append(texts, t.Name+"\n"+t.Query)
@@ -270,19 +315,19 @@ func (g *Generator) profile(ctx context.Context, userID uuid.UUID, now time.Time
 	if err != nil {
 		return nil, fmt.Errorf("pulse: embed the profile: %w", err)
 	}
-	lib := make([]Dated, len(library))
-	for i, p := range library {
-		lib[i] = Dated{Vec: vecs[i], At: p.At}
+	pos := make([]Dated, len(posAt))
+	for i, t := range posAt {
+		pos[i] = Dated{Vec: vecs[i], At: t}
 	}
-	negs := make([]Dated, len(negPapers))
-	for i, p := range negPapers {
-		negs[i] = Dated{Vec: vecs[len(library)+i], At: negAt[p.ID]}
+	neg := make([]Dated, len(negAt))
+	for i, t := range negAt {
+		neg[i] = Dated{Vec: vecs[len(pos)+i], At: t}
 	}
 	names := make([]string, len(topics))
 	for i, t := range topics {
 		names[i] = t.Name
 	}
-	return NewProfile(now, lib, negs, vecs[len(library)+len(negPapers):], names), nil
+	return NewProfile(now, pos, neg, vecs[len(pos)+len(neg):], names), nil
 }
 
 // Interests is what the relevance role is told the user cares about: their

@@ -19,14 +19,22 @@ const (
 )
 
 // Recommend returns up to limit papers of the shared corpus, discovered in the
-// last 30 days, most like the user's library and never excluded (the canonical
-// exclusion, and nothing already in the library). It asks no model: it ranks by
-// similarity to the library (the embedding signal) and recency.
+// last 30 days, most like the user's library (and the papers they rated up) and
+// never excluded (the canonical exclusion, and nothing already in the library).
+// It asks no model: it ranks by similarity to what the user reads (the embedding
+// signal) and recency. A user with neither a library nor a thumbs-up gets none.
 func (g *Generator) Recommend(ctx context.Context, userID uuid.UUID, limit int) ([]Card, error) {
 	now := g.now()
 	library, err := g.Papers.LibraryProfile(ctx, userID, profileSize)
-	if err != nil || len(library) == 0 {
-		return []Card{}, err
+	if err != nil {
+		return nil, err
+	}
+	feedback, err := g.Papers.FeedbackOf(ctx, userID, feedbackSize)
+	if err != nil {
+		return nil, err
+	}
+	if up, _, _ := thumbs(feedback, library); len(library) == 0 && len(up) == 0 {
+		return []Card{}, nil
 	}
 	ids, err := g.Papers.RecentlyDiscovered(ctx, now.Add(-recommendWindow), recommendPool)
 	if err != nil {
@@ -35,10 +43,6 @@ func (g *Generator) Recommend(ctx context.Context, userID uuid.UUID, limit int) 
 	cands, err := g.Papers.Suggestable(ctx, userID, ids)
 	if err != nil || len(cands) == 0 {
 		return []Card{}, err
-	}
-	feedback, err := g.Papers.FeedbackOf(ctx, userID, feedbackSize)
-	if err != nil {
-		return nil, err
 	}
 	set, err := g.Store.Settings(ctx, userID)
 	if err != nil {

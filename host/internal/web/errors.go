@@ -52,6 +52,7 @@ var messages = map[string]message{
 	"unavailable":             {"", "Try again in a moment. If it keeps happening, the operator can look in the server log."},
 	"review_out_of_order":     {"", "Reload the review page."},
 	"job_already_active":      {"A run is already under way: your deck appears on this page when it is done.", "Wait for it; there is no need to start another."},
+	"nothing_to_follow":       {"", "Pick a topic or an author first, on the first two steps of setting up your morning deck."},
 }
 
 // humanError turns an error of a page into text for people.

@@ -113,11 +113,11 @@ func newStack(t *testing.T) *stack { return newStackMode(t, false) }
 // handler in process on one address, as lectern serve does.
 func newStackMode(t *testing.T, inProcess bool) *stack {
 	t.Helper()
-	return newStackSources(t, inProcess, []search.Named{{Name: "static", Searcher: staticSource{}}})
+	return newStackSources(t, inProcess, func() []search.Named { return []search.Named{{Name: "static", Searcher: staticSource{}}} })
 }
 
-// newStackSources builds the stack with sources as its paper sources.
-func newStackSources(t *testing.T, inProcess bool, sources []search.Named) *stack {
+// newStackSources is newStackMode with the paper sources sources.
+func newStackSources(t *testing.T, inProcess bool, sources func() []search.Named) *stack {
 	t.Helper()
 	// The dashboard's address is needed first: sign-in links point at it.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -144,7 +144,7 @@ func newStackSources(t *testing.T, inProcess bool, sources []search.Named) *stac
 	clock := &testClock{}
 	a, err := app.Build(context.Background(), app.Options{Config: cfg, Pool: pool, Logger: log, Migrator: store.NewMigrator(pool, migs),
 		Version: "test", Mail: box, Now: clock.now,
-		Sources: func() []search.Named { return sources }})
+		Sources: sources})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, a.Start(ctx))

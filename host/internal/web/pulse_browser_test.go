@@ -23,8 +23,9 @@ import (
 // pulse-weights.png, pulse-stale.png, pulse-empty.png, pulse-phone.png.
 func TestBrowserPulse(t *testing.T) {
 	t.Parallel()
-	s := newStackSources(t, true, []search.Named{{Name: "arxiv", Searcher: fieldShelf{}},
-		{Name: "semantic_scholar", Searcher: limitedSource{}}})
+	s := newStackSources(t, true, func() []search.Named {
+		return []search.Named{{Name: "arxiv", Searcher: fieldShelf{}}, {Name: "semantic_scholar", Searcher: limitedSource{}}}
+	})
 	ctx := newBrowser(t)
 	base := s.dash.URL
 	bg := context.Background()

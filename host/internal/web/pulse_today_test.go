@@ -63,8 +63,9 @@ func (limitedSource) Search(context.Context, *source.SearchRequest) (*source.Pag
 // Scholar as its sources, and its admin signed in without JavaScript.
 func pulseStack(t *testing.T, gate chan struct{}) (*stack, *browser, uuid.UUID) {
 	t.Helper()
-	s := newStackSources(t, false, []search.Named{{Name: "arxiv", Searcher: fieldShelf{gate: gate}},
-		{Name: "semantic_scholar", Searcher: limitedSource{}}})
+	s := newStackSources(t, false, func() []search.Named {
+		return []search.Named{{Name: "arxiv", Searcher: fieldShelf{gate: gate}}, {Name: "semantic_scholar", Searcher: limitedSource{}}}
+	})
 	b := s.browser(t)
 	p := b.post("/onboarding/admin", url.Values{"email": {"ada@example.org"}})
 	require.Equal(t, http.StatusOK, p.status, p.body)

@@ -31,7 +31,7 @@ var pages = []string{
 	"onboarding", "signin", "signin_sent", "library", "uploads", "paper", "answer", "jobs", "job",
 	"review", "cards", "card", "analytics", "projects", "project", "search", "settings", "settings_llm",
 	"admin_users", "admin_audit", "admin_plugins", "error", "reader",
-	"today", "pulse_weights", "weekly",
+	"today", "pulse_weights", "weekly", "pulse_start",
 }
 
 // shared are the files every page is parsed with.

@@ -96,6 +96,14 @@ func (h *handler) routes() []Route {
 		{post, "/milestones/{id}", signedIn, u(h.milestoneUpdate)},
 		{post, "/milestones/{id}/delete", signedIn, u(h.milestoneDelete)},
 
+		// Pulse's cold start: topics, authors, a first batch to rate.
+		{get, "/pulse/start", signedIn, u(h.pulseStartPage)},
+		{post, "/pulse/start/topics", signedIn, u(h.pulseStartTopics)},
+		{post, "/pulse/start/authors", signedIn, u(h.pulseStartAuthors)},
+		{post, "/pulse/start/rate", signedIn, u(h.pulseStartRate)},
+		{post, "/pulse/start/discover", signedIn, u(h.pulseStartDiscover)},
+		{post, "/pulse/start/generate", signedIn, u(h.pulseStartGenerate)},
+
 		// Settings.
 		{get, "/settings", signedIn, u(h.settingsPage)},
 		{post, "/settings/profile", signedIn, u(h.profilePut)},

@@ -113,6 +113,15 @@ var dashboardCases = map[string]idKind{
 	"POST /today/weights":  noID,
 	"GET /weekly":          noID,
 
+	// Pulse's cold start: Bob's own topics, authors and ratings; Alice's paper
+	// id in his rate form is a 404 page.
+	"GET /pulse/start":           noID,
+	"POST /pulse/start/topics":   noID,
+	"POST /pulse/start/authors":  noID,
+	"POST /pulse/start/rate":     noID,
+	"POST /pulse/start/discover": noID,
+	"POST /pulse/start/generate": noID,
+
 	// Connection tests make the host connect out: the API refuses a non-admin.
 	"POST /onboarding/llm/test":                    noID,
 	"POST /settings/llm/providers/{provider}/test": providerParam,
