@@ -20,7 +20,10 @@
 // commands capability is announced truthfully, and that the update stream ends
 // soon after its context does; with Options.ChatID it also sends, edits and sends
 // an over-long message to that chat (a fake messenger's, or a test chat of your
-// own).
+// own). For a reference manager it checks that malformed listings, note reads and
+// pushes fail with BadRequest, and that listing libraries without credentials is
+// Unauthorized; with Options.Credentials it also pages through the first library
+// from the start and checks that the pages end and Through only moves forward.
 //
 // This package follows semantic versioning with the sdk module.
 package plugintest
@@ -209,6 +212,8 @@ func (r *runner) checks() []check {
 		all = append(all, r.llmChecks()...)
 	case protocol.KindMessenger:
 		all = append(all, r.messengerChecks()...)
+	case protocol.KindRefManager:
+		all = append(all, r.refManagerChecks()...)
 	}
 	return all
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/sdk/paper"
+	"github.com/lectern-research/lectern/sdk/plugintest"
 	"github.com/lectern-research/lectern/sdk/protocol"
 	"github.com/lectern-research/lectern/sdk/refmanager"
 )
@@ -221,4 +222,13 @@ func TestResumingFromAPagesThroughMissesNothing(t *testing.T) {
 	}
 	require.Equal(t, keys(all), resumed)
 	require.True(t, keys(first.Items)["PQKBRC33"], "the removal came on the first page")
+}
+
+// TestConformance runs the SDK's conformance kit on the built plugin against the
+// recorded library.
+func TestConformance(t *testing.T) {
+	lib := recorded(t)
+	bin := plugintest.Build(t, ".")
+	plugintest.Run(t, plugintest.Options{Path: bin, Kind: protocol.KindRefManager, Credentials: creds, PageSize: 5,
+		Settings: map[string]any{"base_url": lib.srv.URL}})
 }
