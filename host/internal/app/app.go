@@ -304,7 +304,7 @@ func (a *App) newQueue(ctx context.Context, adjust func(*jobs.Config) error, now
 	zoteroUsers := func(ctx context.Context) (map[uuid.UUID]bool, error) {
 		return a.Settings.UsersWithKey(ctx, "zotero.api_key")
 	}
-	if err := refsync.RegisterJobs(reg, a.RefSync, zoteroUsers); err != nil {
+	if err := refsync.RegisterJobs(reg, a.RefSync, zoteroUsers, a.projectPapers); err != nil {
 		return nil, err
 	}
 	cfg := jobs.Config{Pool: a.Pool, Logger: a.Logger, Registry: reg,

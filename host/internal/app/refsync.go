@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/projects"
 	"github.com/lectern-research/lectern/host/internal/refsync"
 	"github.com/lectern-research/lectern/host/internal/userconfig"
 	"github.com/lectern-research/lectern/sdk/refmanager"
@@ -76,4 +77,29 @@ func (a *App) refSyncAPI() *refsync.API {
 	return refsync.NewAPI(a.RefSync, func(ctx context.Context, owner uuid.UUID) (*jobs.Envelope, error) {
 		return a.Jobs.Enqueue(ctx, owner, refsync.SyncArgs{})
 	})
+}
+
+// projectPapers lists the user's active projects with their papers, for the push
+// into Zotero collections.
+func (a *App) projectPapers(ctx context.Context, userID uuid.UUID) ([]refsync.ProjectPapers, error) {
+	st := projects.New(a.Pool)
+	ps, err := st.Projects(ctx, userID, "active")
+	if err != nil {
+		return nil, err
+	}
+	var out []refsync.ProjectPapers
+	for _, p := range ps {
+		id, err := uuid.Parse(p.ID)
+		if err != nil {
+			return nil, fmt.Errorf("project %q: %w", p.ID, err)
+		}
+		ids, err := st.PaperIDs(ctx, userID, id)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) > 0 {
+			out = append(out, refsync.ProjectPapers{Name: p.Name, Papers: ids})
+		}
+	}
+	return out, nil
 }

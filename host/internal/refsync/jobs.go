@@ -30,8 +30,12 @@ func (SyncArgs) Kind() string { return KindSync }
 
 type syncWorker struct {
 	river.WorkerDefaults[SyncArgs]
-	syncer *Syncer
+	syncer   *Syncer
+	projects Projects
 }
+
+// Projects lists a user's projects with the papers linked to them.
+type Projects func(ctx context.Context, userID uuid.UUID) ([]ProjectPapers, error)
 
 func (w *syncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
 	owner := jobs.OwnerOf(job.JobRow)
@@ -46,8 +50,21 @@ func (w *syncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
 	if err != nil {
 		return publicError(err)
 	}
-	_ = jobs.ReportProgress(ctx, 1, 1, fmt.Sprintf("%d added, %d updated, %d removed", rep.Added, rep.Updated, rep.Removed))
-	return jobs.SetResult(ctx, rep)
+	_ = jobs.ReportProgress(ctx, 1, 2, fmt.Sprintf("%d added, %d updated, %d removed; filing project papers", rep.Added, rep.Updated, rep.Removed))
+	result := map[string]any{"pull": rep}
+	if w.projects != nil {
+		projects, err := w.projects(ctx, owner)
+		if err != nil {
+			return err
+		}
+		pushed, err := w.syncer.Push(ctx, owner, projects)
+		if err != nil {
+			return publicError(err)
+		}
+		result["push"] = pushed
+	}
+	_ = jobs.ReportProgress(ctx, 2, 2, "done")
+	return jobs.SetResult(ctx, result)
 }
 
 // publicError says what went wrong in words a user can act on; the failures of
@@ -70,15 +87,17 @@ func publicError(err error) error {
 // syncMinute is the minute past each hour the scheduled syncs run.
 const syncMinute = 17
 
-// RegisterJobs adds refmanager.sync: hourly for every user who set a key (users
+// RegisterJobs adds refmanager.sync, both ways: it brings the library in, then
+// files each project's papers into the project's collection (projects lists
+// them; nil pushes nothing). It runs hourly for every user who set a key (users
 // lists them), and whenever a user asks for it (the "sync now" button); one runs
 // per user at a time, so a sync still running when the next hour comes is not
 // doubled.
-func RegisterJobs(reg *jobs.Registry, s *Syncer, users func(ctx context.Context) (map[uuid.UUID]bool, error)) error {
+func RegisterJobs(reg *jobs.Registry, s *Syncer, users func(ctx context.Context) (map[uuid.UUID]bool, error), projects Projects) error {
 	err := jobs.Register(reg, jobs.KindSpec[SyncArgs]{
-		Worker:      &syncWorker{syncer: s},
+		Worker:      &syncWorker{syncer: s, projects: projects},
 		MaxAttempts: 3,
-		Timeout:     30 * time.Minute,
+		Timeout:     pushTimeout + 30*time.Minute,
 		Enqueuers:   jobs.EnqueueUser,
 		OnePerOwner: true,
 	})

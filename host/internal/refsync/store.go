@@ -150,3 +150,39 @@ func nullable(s string) any {
 	}
 	return s
 }
+
+// keysOf maps each of the papers to a key of an item of the library that is it
+// (pushed or synced), where there is one.
+func keysOf(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, libraryID string, paperIDs []uuid.UUID) (map[uuid.UUID]string, error) {
+	rows, err := pool.Query(ctx, `
+		SELECT DISTINCT ON (paper_id) paper_id, item_key FROM refmanager_links
+		 WHERE user_id = $1 AND library_id = $2 AND paper_id = ANY($3)
+		 ORDER BY paper_id, origin = 'push' DESC, updated_at DESC`, userID, libraryID, paperIDs)
+	if err != nil {
+		return nil, fmt.Errorf("refsync: read pushed keys: %w", err)
+	}
+	out := map[uuid.UUID]string{}
+	var id uuid.UUID
+	var key string
+	_, err = pgx.ForEachRow(rows, []any{&id, &key}, func() error {
+		out[id] = key
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("refsync: read pushed keys: %w", err)
+	}
+	return out, nil
+}
+
+// putPushedTx remembers that the library's item is the paper Lectern pushed; an
+// item the sync already knows keeps its link as it is.
+func putPushedTx(ctx context.Context, tx pgx.Tx, userID uuid.UUID, libraryID, key string, paperID uuid.UUID) error {
+	_, err := tx.Exec(ctx, `
+		INSERT INTO refmanager_links (user_id, library_id, item_key, paper_id, origin)
+		VALUES ($1, $2, $3, $4, 'push')
+		ON CONFLICT (user_id, library_id, item_key) DO NOTHING`, userID, libraryID, key, paperID)
+	if err != nil {
+		return fmt.Errorf("refsync: remember a pushed item: %w", err)
+	}
+	return nil
+}

@@ -33,6 +33,7 @@ type remote struct {
 	items   map[string]*remoteItem
 	removed map[string]int64
 	calls   int
+	pushes  []*refmanager.PushRequest
 }
 
 type remoteItem struct {
@@ -112,8 +113,23 @@ func (r *remote) WriteNote(context.Context, *refmanager.WriteNoteRequest) (*refm
 	return nil, protocol.Unsupported("not in this test")
 }
 
-func (r *remote) Push(context.Context, *refmanager.PushRequest) (*refmanager.PushResponse, error) {
-	return nil, protocol.Unsupported("not in this test")
+// Push creates an item for each paper without a key and reports the others
+// unchanged, remembering what it was asked.
+func (r *remote) Push(_ context.Context, req *refmanager.PushRequest) (*refmanager.PushResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pushes = append(r.pushes, req)
+	resp := &refmanager.PushResponse{CollectionKey: "COLL" + req.Collection}
+	for _, it := range req.Items {
+		if it.Key != "" {
+			resp.Results = append(resp.Results, refmanager.PushResult{Marker: it.Marker, Key: it.Key, Outcome: refmanager.PushUnchanged})
+			continue
+		}
+		r.version++
+		key := "PUSH" + strconv.FormatInt(r.version, 10)
+		resp.Results = append(resp.Results, refmanager.PushResult{Marker: it.Marker, Key: key, Outcome: refmanager.PushCreated})
+	}
+	return resp, nil
 }
 
 type fixture struct {
@@ -304,4 +320,45 @@ func TestARemovalKeepsAPaperTheUserHadBeforeTheSync(t *testing.T) {
 	_, err = f.syncer.Run(ctx, f.ann)
 	require.NoError(t, err)
 	require.Equal(t, counts{library: 1, links: 0, refNotes: 0, papers: 1}, f.counts(t, f.ann))
+}
+
+func TestPushFilesProjectPapersOnceAndRemembersTheirKeys(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.remote.put("AAAA1111", attention())
+	_, err := f.syncer.Run(ctx, f.ann)
+	require.NoError(t, err)
+	synced := f.paperOf(t, f.ann, "AAAA1111")
+	var own uuid.UUID
+	require.NoError(t, pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		var err error
+		own, _, err = papers.UpsertForUserTx(ctx, tx, papers.Input{DOI: "10.1145/3368089.3409742", Title: "A paper of Ann's project"}, f.ann, "import")
+		return err
+	}))
+	var bobs uuid.UUID
+	require.NoError(t, pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		var err error
+		bobs, _, err = papers.UpsertForUserTx(ctx, tx, papers.Input{Title: "Bob's private draft"}, f.bob, "upload")
+		return err
+	}))
+	projects := []ProjectPapers{{Name: "Thesis", Papers: []uuid.UUID{synced, own, bobs}}}
+
+	rep, err := f.syncer.Push(ctx, f.ann, projects)
+	require.NoError(t, err)
+	require.Equal(t, PushReport{Created: 1, Unchanged: 1}, rep, "the synced paper is filed by its key; Bob's paper is not Ann's to push")
+	require.Len(t, f.remote.pushes, 1)
+	req := f.remote.pushes[0]
+	require.Equal(t, "Thesis", req.Collection)
+	require.Len(t, req.Items, 2)
+	require.Equal(t, "AAAA1111", req.Items[0].Key)
+	require.Equal(t, Marker(own), req.Items[1].Marker)
+	require.Equal(t, "10.1145/3368089.3409742", req.Items[1].Paper.IDs.DOI)
+
+	rep, err = f.syncer.Push(ctx, f.ann, projects)
+	require.NoError(t, err)
+	require.Equal(t, PushReport{Unchanged: 2}, rep, "the second push knows every key and creates nothing")
+	require.NotEmpty(t, f.remote.pushes[1].Items[1].Key)
+	var origin string
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT origin FROM refmanager_links WHERE user_id = $1 AND paper_id = $2`, f.ann, own).Scan(&origin))
+	require.Equal(t, "push", origin)
 }
