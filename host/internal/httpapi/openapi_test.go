@@ -124,6 +124,8 @@ func TestOpenAPISchemasMatchWhatTheCodeSends(t *testing.T) {
 		{"StreamError", jsonFields(reflect.TypeFor[rag.StreamError]())},
 		{"Citation", jsonFields(reflect.TypeFor[rag.Citation]())},
 		{"Me", jsonFields(reflect.TypeFor[auth.Me]())},
+		{"MessengerStatus", jsonFields(reflect.TypeFor[auth.MessengerStatus]())},
+		{"PairingToken", jsonFields(reflect.TypeFor[auth.PairingToken]())},
 		{"SearchResponse", jsonFields(reflect.TypeFor[search.Response]())},
 		{"SourceReport", jsonFields(reflect.TypeFor[search.SourceReport]())},
 		{"Passage", jsonFields(reflect.TypeFor[retrieve.Passage]())},

@@ -100,6 +100,12 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/me", auth.StrictWithOwnerOverride, f(a.HandleMe)},
 		{http.MethodPatch, "/api/me", auth.Strict, f(a.HandleUpdateMe)},
 
+		// Pairing a messenger chat (Settings → Integrations): the dashboard
+		// issues the token; the bot consumes it (users.Pair).
+		{http.MethodGet, "/api/me/messenger", auth.Strict, f(a.HandleMessengerStatus)},
+		{http.MethodPost, "/api/me/messenger/pairing-token", auth.Strict, f(a.HandlePairingToken)},
+		{http.MethodDelete, "/api/me/messenger", auth.Strict, f(a.HandleUnpairMessenger)},
+
 		// Jobs: one envelope for all long-running work. The handlers refuse an
 		// anonymous caller and scope every job to its owner.
 		{http.MethodPost, "/api/jobs", auth.WithOwnerOverride, f(jobCreate)},
