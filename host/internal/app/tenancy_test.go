@@ -170,6 +170,8 @@ var tenancyCases = map[string]tenancyCase{
 	"GET /api/admin/llm":                      {kind: adminOnly},
 	"PUT /api/admin/llm/providers/{provider}": {kind: adminOnly},
 	"PATCH /api/admin/plugins/{name}":         {kind: adminOnly},
+	"GET /api/admin/messenger":                {kind: adminOnly},
+	"PUT /api/admin/messenger":                {kind: adminOnly},
 
 	// Testing an endpoint makes the host connect out: admins only (llmgw.Probe).
 	"POST /api/admin/llm/providers/{provider}/test": {kind: adminOnly},

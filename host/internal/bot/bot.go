@@ -160,13 +160,11 @@ func (b *Bot) Handle(ctx context.Context, u *messenger.Update) error {
 		return b.command(ctx, c, strings.ToLower(u.Command.Name), strings.TrimSpace(u.Command.Args))
 	case u.Callback != nil:
 		return b.callback(ctx, c, u.Callback)
-	case u.Message != nil:
-		if c.pairing == nil {
-			return b.send(ctx, c.id, pairPrompt, nil)
-		}
-		return b.send(ctx, c.id, "Send /help to see what I can do.", nil)
+	case c.pairing == nil:
+		// Text, a file, anything else: the prompt.
+		return b.send(ctx, c.id, pairPrompt, nil)
 	}
-	return nil
+	return b.send(ctx, c.id, "Send /help to see what I can do.", nil)
 }
 
 // respond answers c: a callback with a notice, anything else with a message.

@@ -20,12 +20,6 @@ import (
 	"github.com/lectern-research/lectern/sdk/protocol"
 )
 
-// Settings the bot reads (system-scoped rows of user_config).
-const (
-	keyBotToken  = "messenger.bot_token"
-	keyOwnerChat = "messenger.owner_chat_id"
-)
-
 // runBot implements `lectern bot [--api URL]`: the messenger bot as its own
 // process, calling the API at --api (default BOT_API_URL) for each paired user.
 // It needs DATABASE_URL (the database lectern serve uses: the bot keeps its
@@ -127,9 +121,9 @@ func newBot(cfg *config.Config, pool *pgxpool.Pool, host *pluginhost.Host, apiUR
 		Transport: transport,
 		API:       bot.NewClient(apiURL, cfg.ServiceAPIKey.Value(), nil),
 		CredentialsFunc: func(ctx context.Context) (map[string]string, error) {
-			tok, err := settings.SystemSecret(ctx, keyBotToken)
+			tok, err := settings.SystemSecret(ctx, userconfig.KeyMessengerBotToken)
 			if err != nil {
-				return nil, fmt.Errorf("read %s: %w", keyBotToken, err)
+				return nil, fmt.Errorf("read %s: %w", userconfig.KeyMessengerBotToken, err)
 			}
 			return map[string]string{"bot_token": tok}, nil
 		},
@@ -141,12 +135,12 @@ func newBot(cfg *config.Config, pool *pgxpool.Pool, host *pluginhost.Host, apiUR
 
 // ownerChat reads messenger.owner_chat_id, a string or a number; "" when unset.
 func ownerChat(ctx context.Context, settings *userconfig.Store) (string, error) {
-	raw, err := settings.SystemValue(ctx, keyOwnerChat)
+	raw, err := settings.SystemValue(ctx, userconfig.KeyMessengerOwnerChat)
 	if errors.Is(err, userconfig.ErrNotFound) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", keyOwnerChat, err)
+		return "", fmt.Errorf("read %s: %w", userconfig.KeyMessengerOwnerChat, err)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
@@ -156,7 +150,7 @@ func ownerChat(ctx context.Context, settings *userconfig.Store) (string, error) 
 	if json.Unmarshal(raw, &n) == nil {
 		return n.String(), nil
 	}
-	return "", fmt.Errorf("%s must be a chat id (a string or a number)", keyOwnerChat)
+	return "", fmt.Errorf("%s must be a chat id (a string or a number)", userconfig.KeyMessengerOwnerChat)
 }
 
 // startBot runs the bot of lectern serve in the background when a messenger

@@ -193,6 +193,8 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/admin/llm/providers/{provider}/test", auth.AdminSession, f(h.LLM.ProbeProvider)},
 		{http.MethodPut, "/api/admin/llm/roles/{role}", auth.AdminSession, f(h.LLM.PutRole)},
 		{http.MethodPatch, "/api/admin/plugins/{name}", auth.AdminSession, f(pluginUpdate)},
+		{http.MethodGet, "/api/admin/messenger", auth.AdminSession, f(cfg.MessengerSettings)},
+		{http.MethodPut, "/api/admin/messenger", auth.AdminSession, f(cfg.PutMessengerSettings)},
 	}, h.pulseRoutes()...)
 }
 
