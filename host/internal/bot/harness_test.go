@@ -118,6 +118,12 @@ func (tr *chatTransport) AnswerCallback(_ context.Context, req *messenger.Answer
 	return &messenger.AnswerCallbackResponse{}, nil
 }
 
+func (tr *chatTransport) lastCredentials() map[string]string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.lastCred
+}
+
 func (tr *chatTransport) setFailing(chat string, fail bool) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -169,6 +175,14 @@ type testBundle struct {
 	client *bot.Client
 	owner  string
 	nextID int
+	newBot func(t *testing.T, tr messenger.Transport) *bot.Bot
+}
+
+// withTransport is another bot over the same database, API and clock, talking
+// to tr.
+func (b *testBundle) withTransport(t *testing.T, tr messenger.Transport) *bot.Bot {
+	t.Helper()
+	return b.newBot(t, tr)
 }
 
 type bundleOpts struct {
@@ -217,11 +231,21 @@ func setup(t *testing.T, o bundleOpts) *testBundle {
 		OwnerChatFunc: func(context.Context) (string, error) { return o.ownerChat, nil },
 	})
 	require.NoError(t, err)
+	var newBot func(t *testing.T, tr messenger.Transport) *bot.Bot
+	newBot = func(t *testing.T, tr messenger.Transport) *bot.Bot {
+		t.Helper()
+		nb, err := bot.New(bot.Config{Pool: pool, Transport: tr, API: client, Now: clk.Now, Logger: log,
+			CredentialsFunc: func(context.Context) (map[string]string, error) {
+				return map[string]string{"bot_token": "test-token"}, nil
+			}})
+		require.NoError(t, err)
+		return nb
+	}
 	// The API's own client, for seeding through the real routes.
 	apiURL, err := url.Parse(srv.URL)
 	require.NoError(t, err)
 	return &testBundle{pool: pool, app: a, server: srv, tr: tr, clock: clk, bot: b,
-		client: bot.NewClient(apiURL, testOpsKey, nil), owner: o.ownerChat}
+		client: bot.NewClient(apiURL, testOpsKey, nil), owner: o.ownerChat, newBot: newBot}
 }
 
 // user makes a live account in time zone tz.
