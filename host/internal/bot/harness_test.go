@@ -231,8 +231,7 @@ func setup(t *testing.T, o bundleOpts) *testBundle {
 		OwnerChatFunc: func(context.Context) (string, error) { return o.ownerChat, nil },
 	})
 	require.NoError(t, err)
-	var newBot func(t *testing.T, tr messenger.Transport) *bot.Bot
-	newBot = func(t *testing.T, tr messenger.Transport) *bot.Bot {
+	newBot := func(t *testing.T, tr messenger.Transport) *bot.Bot {
 		t.Helper()
 		nb, err := bot.New(bot.Config{Pool: pool, Transport: tr, API: client, Now: clk.Now, Logger: log,
 			CredentialsFunc: func(context.Context) (map[string]string, error) {
