@@ -58,6 +58,9 @@ type Config struct {
 type Bot struct {
 	cfg    Config
 	limits *limiter
+	// noPreload makes Tick claim every due delivery without first reading the
+	// ledger (the benchmark's baseline; export_test.go).
+	noPreload bool
 
 	mu      sync.Mutex
 	reviews map[string]*reviewSession // by chat id

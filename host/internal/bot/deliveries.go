@@ -34,6 +34,28 @@ func (l ledger) claim(ctx context.Context, d delivery, now time.Time) (bool, err
 	return tag.RowsAffected() == 1, nil
 }
 
+// claimedSince is the set of deliveries claimed at or after since, keyed
+// without their chat.
+func (l ledger) claimedSince(ctx context.Context, since time.Time) (map[delivery]bool, error) {
+	rows, err := l.pool.Query(ctx, `SELECT user_id, kind, local_date::text, ref FROM messenger_deliveries WHERE claimed_at >= $1`, since)
+	if err != nil {
+		return nil, fmt.Errorf("bot: read the deliveries: %w", err)
+	}
+	defer rows.Close()
+	out := map[delivery]bool{}
+	for rows.Next() {
+		var d delivery
+		if err := rows.Scan(&d.user, &d.kind, &d.date, &d.ref); err != nil {
+			return nil, fmt.Errorf("bot: read the deliveries: %w", err)
+		}
+		out[d] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("bot: read the deliveries: %w", err)
+	}
+	return out, nil
+}
+
 // sent marks d delivered: the messenger confirmed messageID ("" when there was
 // nothing to say that day, which also counts as done).
 func (l ledger) sent(ctx context.Context, d delivery, messageID string, now time.Time) error {

@@ -192,7 +192,7 @@ type bundleOpts struct {
 	ownerChat string
 }
 
-func setup(t *testing.T, o bundleOpts) *testBundle {
+func setup(t testing.TB, o bundleOpts) *testBundle {
 	t.Helper()
 	vars := map[string]string{
 		"SERVICE_API_KEY":    testOpsKey,

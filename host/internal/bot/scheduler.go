@@ -62,10 +62,19 @@ func (b *Bot) Tick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// What was claimed in the last two days (every delivery of a local date that
+	// can still be today somewhere), read once: a tick inside the catch-up
+	// windows then costs one query, not one insert per user and kind.
+	var claimed map[delivery]bool
+	if !b.noPreload {
+		if claimed, err = (ledger{b.cfg.Pool}).claimedSince(ctx, now.Add(-48*time.Hour)); err != nil {
+			return err
+		}
+	}
 	failed := 0
 	for i := range pairings {
 		for _, s := range schedules {
-			if err := b.deliver(ctx, &pairings[i], s, now); err != nil {
+			if err := b.deliver(ctx, &pairings[i], s, now, claimed); err != nil {
 				failed++
 				b.cfg.Logger.WarnContext(ctx, "bot: scheduled delivery", "kind", s.kind, "user", pairings[i].UserID, "error", err)
 			}
@@ -87,7 +96,7 @@ func (b *Bot) Tick(ctx context.Context) error {
 // deliver sends p's message of schedule s when its local time has come and it
 // was not delivered today: claimed first, marked sent only once the messenger
 // confirmed it, released when anything failed.
-func (b *Bot) deliver(ctx context.Context, p *users.Pairing, s schedule, now time.Time) error {
+func (b *Bot) deliver(ctx context.Context, p *users.Pairing, s schedule, now time.Time, claimed map[delivery]bool) error {
 	local := localNow(now, p.Timezone)
 	if s.weekly && local.Weekday() != s.weekday {
 		return nil
@@ -96,7 +105,11 @@ func (b *Bot) deliver(ctx context.Context, p *users.Pairing, s schedule, now tim
 	if local.Before(slot) || !local.Before(slot.Add(catchUp)) {
 		return nil
 	}
-	d := delivery{user: p.UserID, kind: s.kind, date: local.Format(time.DateOnly), chat: p.ChatID}
+	d := delivery{user: p.UserID, kind: s.kind, date: local.Format(time.DateOnly)}
+	if claimed[d] {
+		return nil
+	}
+	d.chat = p.ChatID
 	return b.once(ctx, d, now, func() (message, error) { return s.build(ctx, b, p) })
 }
 
