@@ -187,14 +187,14 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodDelete, "/api/admin/users/{id}", auth.AdminSession, f(adm.DeleteUser)},
 		{http.MethodPost, "/api/admin/users/{id}/send-link", auth.AdminSession, f(adm.SendLink)},
 		{http.MethodGet, "/api/admin/audit-log", auth.AdminSession, f(adm.AuditLog)},
+		{http.MethodGet, "/api/admin/messenger", auth.AdminSession, f(cfg.MessengerSettings)},
+		{http.MethodPut, "/api/admin/messenger", auth.AdminSession, f(cfg.PutMessengerSettings)},
 		{http.MethodGet, "/api/admin/plugins", auth.AdminSession, f(pluginList)},
 		{http.MethodGet, "/api/admin/llm", auth.AdminSession, f(h.LLM.Get)},
 		{http.MethodPut, "/api/admin/llm/providers/{provider}", auth.AdminSession, f(h.LLM.PutProvider)},
 		{http.MethodPost, "/api/admin/llm/providers/{provider}/test", auth.AdminSession, f(h.LLM.ProbeProvider)},
 		{http.MethodPut, "/api/admin/llm/roles/{role}", auth.AdminSession, f(h.LLM.PutRole)},
 		{http.MethodPatch, "/api/admin/plugins/{name}", auth.AdminSession, f(pluginUpdate)},
-		{http.MethodGet, "/api/admin/messenger", auth.AdminSession, f(cfg.MessengerSettings)},
-		{http.MethodPut, "/api/admin/messenger", auth.AdminSession, f(cfg.PutMessengerSettings)},
 	}, h.pulseRoutes()...)
 }
 

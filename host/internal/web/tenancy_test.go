@@ -160,7 +160,7 @@ func snapshot(t *testing.T, alice *browser, d *tenantData) string {
 	var out strings.Builder
 	for _, path := range []string{"/api/papers/" + d.ids[paperID], "/api/jobs/" + d.ids[jobID], "/api/projects/" + d.ids[projectID],
 		"/api/projects/" + d.ids[projectID] + "/tasks", "/api/projects/" + d.ids[projectID] + "/milestones",
-		"/api/projects/" + d.ids[projectID] + "/papers", "/api/cards?limit=500", "/api/settings/config", "/api/me", "/api/me/messenger"} {
+		"/api/projects/" + d.ids[projectID] + "/papers", "/api/cards?limit=500", "/api/settings/config", "/api/me"} {
 		var v any
 		code := alice.apiJSON(http.MethodGet, path, nil, &v)
 		require.Equal(t, http.StatusOK, code, path)
