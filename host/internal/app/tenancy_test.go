@@ -91,6 +91,7 @@ func seedTenant(t testing.TB, b *testBundle, email string) *tenant {
 	one("system_events", `INSERT INTO system_events (user_id, level, category, source, message) VALUES ($1, 'info', 'job', 'test', $2) RETURNING id::text`, uid, mark)
 	one("messenger_pairing_tokens", `INSERT INTO messenger_pairing_tokens (token_hash, user_id, expires_at) VALUES (sha256(convert_to($2, 'UTF8')), $1, now() + interval '15 minutes') RETURNING user_id::text`, uid, mark)
 	one("messenger_user_pairings", `INSERT INTO messenger_user_pairings (user_id, chat_id) VALUES ($1, $2) RETURNING user_id::text`, uid, mark)
+	one("messenger_deliveries", `INSERT INTO messenger_deliveries (user_id, kind, local_date, ref, chat_id, sent_at) VALUES ($1, 'briefing', current_date, $2, $2, now()) RETURNING user_id::text`, uid, mark)
 	one("magic_link_tokens", `INSERT INTO magic_link_tokens (token_hash, user_id, expires_at) VALUES (sha256(convert_to($2, 'UTF8')), $1, now() + interval '15 minutes') RETURNING user_id::text`, uid, mark)
 
 	tn.cookie = b.insertSession(t, uid, timeIn(24))
@@ -171,6 +172,8 @@ var tenancyCases = map[string]tenancyCase{
 	"GET /api/admin/llm":                      {kind: adminOnly},
 	"PUT /api/admin/llm/providers/{provider}": {kind: adminOnly},
 	"PATCH /api/admin/plugins/{name}":         {kind: adminOnly},
+	"GET /api/admin/messenger":                {kind: adminOnly},
+	"PUT /api/admin/messenger":                {kind: adminOnly},
 
 	// Testing an endpoint makes the host connect out: admins only (llmgw.Probe).
 	"POST /api/admin/llm/providers/{provider}/test": {kind: adminOnly},
@@ -185,6 +188,32 @@ var tenancyCases = map[string]tenancyCase{
 		require.Equal(t, alice.markers[2], errText, "Bob's search leaves Alice's source health alone")
 	}},
 
+	// Messenger pairing: Bob sees, replaces and removes only his own pairing
+	// and tokens.
+	"GET /api/me/messenger": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		rec := b.do(t, req{method: http.MethodGet, path: "/api/me/messenger", cookie: bob.cookie})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Contains(t, rec.Body.String(), bob.markers[2], "Bob sees his own chat")
+	}},
+	"POST /api/me/messenger/pairing-token": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := alicePairingRows(t, b, alice)
+		rec := b.do(t, req{method: http.MethodPost, path: "/api/me/messenger/pairing-token", cookie: bob.cookie})
+		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+		requireNoLeak(t, rec.Body.String(), alice)
+		require.Equal(t, before, alicePairingRows(t, b, alice), "Alice's token and pairing are untouched")
+	}},
+	"DELETE /api/me/messenger": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
+		before := alicePairingRows(t, b, alice)
+		for range 2 {
+			rec := b.do(t, req{method: http.MethodDelete, path: "/api/me/messenger", cookie: bob.cookie})
+			require.Equal(t, http.StatusNoContent, rec.Code, rec.Body.String())
+		}
+		require.Equal(t, before, alicePairingRows(t, b, alice), "Alice's token and pairing are untouched")
+		var n int
+		require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT count(*) FROM messenger_user_pairings WHERE user_id = $1`, bob.user).Scan(&n))
+		require.Zero(t, n, "Bob's own chat is unpaired")
+	}},
 	"GET /api/me": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {
 		rec := b.do(t, req{method: http.MethodGet, path: "/api/me", cookie: bob.cookie})
 		require.Equal(t, http.StatusOK, rec.Code)
@@ -652,6 +681,17 @@ func foreignID(table string, body map[string]any) tenancyCheck {
 		requireNoLeak(t, rec.Body.String(), alice)
 		require.Equal(t, before, aliceSnapshot(t, b, alice), "Alice's rows are untouched")
 	}
+}
+
+// alicePairingRows renders Alice's pairing and pairing tokens as text.
+func alicePairingRows(t *testing.T, b *testBundle, alice *tenant) string {
+	t.Helper()
+	var out string
+	require.NoError(t, b.pool.QueryRow(context.Background(), `
+		SELECT coalesce((SELECT string_agg(t::text, ';') FROM messenger_pairing_tokens t WHERE user_id = $1), '') || ' | ' ||
+		       coalesce((SELECT string_agg(p::text, ';') FROM messenger_user_pairings p WHERE user_id = $1), '')`, alice.user).Scan(&out))
+	require.Contains(t, out, alice.markers[2], "Alice is paired")
+	return out
 }
 
 // aliceSnapshot renders every per-user row of Alice's as text.

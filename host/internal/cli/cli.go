@@ -27,6 +27,8 @@ commands:
             dashboard (--addr HOST:PORT)
   dashboard run the web dashboard alone, forwarding to an API elsewhere
             (--addr HOST:PORT, --api URL; docs/dashboard.md)
+  bot       run the messenger bot alone, calling an API elsewhere (--api URL;
+            needs DATABASE_URL; docs/messenger.md)
   migrate   apply pending database migrations and exit (--status: only report)
   version   print the version and the schema version this binary expects
   config    rotate-key [--apply]: re-seal secrets from SERVICE_CONFIG_KEY_OLD to
@@ -74,6 +76,8 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) 
 		return runImport(ctx, rest, env, stdout, stderr)
 	case "dashboard":
 		return runDashboard(ctx, rest, env, stdout, stderr)
+	case "bot":
+		return runBot(ctx, rest, env, stdout, stderr)
 	case "eval":
 		return runEval(ctx, rest, env, stdout, stderr)
 	case "help", "-h", "--help":

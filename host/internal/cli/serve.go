@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +104,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	handler, err := withDashboard(cfg, host.Handler, ln, log)
 	if err != nil {
 		return err
+	}
+	if apiURL, err := url.Parse("http://" + ln.Addr().String()); err == nil {
+		// The messenger bot, when a messenger plugin is enabled: a client of
+		// this very listener (docs/messenger.md).
+		startBot(ctx, host, apiURL, log)
 	}
 	srv := newHTTPServer(ctx, handler, log)
 	// Job streams never go idle; tell them the server is closing so Shutdown

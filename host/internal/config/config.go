@@ -113,6 +113,9 @@ type Config struct {
 	// DashboardAPIURL is DASHBOARD_API_URL, the API lectern dashboard calls,
 	// without a trailing slash. Default "http://127.0.0.1:3001".
 	DashboardAPIURL string
+	// BotAPIURL is BOT_API_URL, the API lectern bot calls, without a trailing
+	// slash. Default "http://127.0.0.1:3001".
+	BotAPIURL string
 
 	// DevMode is DEV_MODE. Default false. When true, each DEV_* flag below
 	// that is not set explicitly is true.

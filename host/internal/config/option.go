@@ -310,6 +310,12 @@ func options() []option {
 			item:  parsePublicBaseURL,
 		},
 		{
+			Option: Option{Name: "BOT_API_URL", Kind: KindString, Default: "http://127.0.0.1:3001",
+				Description: "Base URL of the API that lectern bot calls for each paired user (lectern serve's own bot calls LISTEN_ADDR)."},
+			field: func(c *Config) any { return &c.BotAPIURL },
+			item:  parsePublicBaseURL,
+		},
+		{
 			Option: Option{Name: "MESSENGER_CHAT_ID", Kind: KindString, Deprecated: true,
 				Description: "Accepted and ignored; its meaning was never settled. Use the messenger.owner_chat_id setting."},
 		},

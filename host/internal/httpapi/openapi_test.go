@@ -28,6 +28,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/rag"
 	"github.com/lectern-research/lectern/host/internal/retrieve"
 	"github.com/lectern-research/lectern/host/internal/search"
+	"github.com/lectern-research/lectern/host/internal/userconfig"
 )
 
 var chiParamRegexp = regexp.MustCompile(`\{([^}:]+):[^}]+\}`)
@@ -125,6 +126,9 @@ func TestOpenAPISchemasMatchWhatTheCodeSends(t *testing.T) {
 		{"StreamError", jsonFields(reflect.TypeFor[rag.StreamError]())},
 		{"Citation", jsonFields(reflect.TypeFor[rag.Citation]())},
 		{"Me", jsonFields(reflect.TypeFor[auth.Me]())},
+		{"MessengerStatus", jsonFields(reflect.TypeFor[auth.MessengerStatus]())},
+		{"PairingToken", jsonFields(reflect.TypeFor[auth.PairingToken]())},
+		{"MessengerSettings", jsonFields(reflect.TypeFor[userconfig.MessengerSettings]())},
 		{"SearchResponse", jsonFields(reflect.TypeFor[search.Response]())},
 		{"SourceReport", jsonFields(reflect.TypeFor[search.SourceReport]())},
 		{"Passage", jsonFields(reflect.TypeFor[retrieve.Passage]())},

@@ -102,6 +102,12 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/api/me", auth.StrictWithOwnerOverride, f(a.HandleMe)},
 		{http.MethodPatch, "/api/me", auth.Strict, f(a.HandleUpdateMe)},
 
+		// Pairing a messenger chat (Settings → Integrations): the dashboard
+		// issues the token; the bot consumes it (users.Pair).
+		{http.MethodGet, "/api/me/messenger", auth.Strict, f(a.HandleMessengerStatus)},
+		{http.MethodPost, "/api/me/messenger/pairing-token", auth.Strict, f(a.HandlePairingToken)},
+		{http.MethodDelete, "/api/me/messenger", auth.Strict, f(a.HandleUnpairMessenger)},
+
 		// Jobs: one envelope for all long-running work. The handlers refuse an
 		// anonymous caller and scope every job to its owner.
 		{http.MethodPost, "/api/jobs", auth.WithOwnerOverride, f(jobCreate)},
@@ -183,6 +189,8 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodDelete, "/api/admin/users/{id}", auth.AdminSession, f(adm.DeleteUser)},
 		{http.MethodPost, "/api/admin/users/{id}/send-link", auth.AdminSession, f(adm.SendLink)},
 		{http.MethodGet, "/api/admin/audit-log", auth.AdminSession, f(adm.AuditLog)},
+		{http.MethodGet, "/api/admin/messenger", auth.AdminSession, f(cfg.MessengerSettings)},
+		{http.MethodPut, "/api/admin/messenger", auth.AdminSession, f(cfg.PutMessengerSettings)},
 		{http.MethodGet, "/api/admin/plugins", auth.AdminSession, f(pluginList)},
 		{http.MethodGet, "/api/admin/llm", auth.AdminSession, f(h.LLM.Get)},
 		{http.MethodPut, "/api/admin/llm/providers/{provider}", auth.AdminSession, f(h.LLM.PutProvider)},

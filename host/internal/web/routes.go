@@ -109,6 +109,8 @@ func (h *handler) routes() []Route {
 		{post, "/settings/profile", signedIn, u(h.profilePut)},
 		{post, "/settings/config", signedIn, u(h.settingsPut)},
 		{post, "/settings/config/delete", signedIn, u(h.settingsDelete)},
+		{post, "/settings/messenger/token", signedIn, u(h.messengerToken)},
+		{post, "/settings/messenger/unpair", signedIn, u(h.messengerUnpair)},
 		{get, "/settings/llm", adminOnly, a(h.llmPage)},
 		{post, "/settings/llm/providers/{provider}", adminOnly, a(h.llmProviderPut)},
 		{post, "/settings/llm/providers/{provider}/test", adminOnly, a(h.llmProviderTest)},

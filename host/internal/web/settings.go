@@ -21,11 +21,15 @@ var integrationKeys = []integrationKey{
 type settingsData struct {
 	Entries      []configEntry
 	Integrations []integrationKey
+	// Messenger is the caller's chat pairing (messenger.go); Issued the pairing
+	// token just created, shown once.
+	Messenger, Issued *messengerStatus
 }
 
 // settingsPage shows the caller's profile and per-user integration settings.
 func (h *handler) settingsPage(w http.ResponseWriter, r *http.Request, s *session, v *view) {
 	d := &settingsData{Integrations: integrationKeys}
+	loadMessenger(s, v, d)
 	v.Title, v.Nav, v.Data = "Settings", "settings", d
 	var list struct {
 		Items []configEntry `json:"items"`

@@ -93,6 +93,8 @@ var dashboardCases = map[string]idKind{
 	"POST /settings/profile":                       noID,
 	"POST /settings/config":                        noID,
 	"POST /settings/config/delete":                 noID,
+	"POST /settings/messenger/token":               noID,
+	"POST /settings/messenger/unpair":              noID,
 	"GET /settings/llm":                            noID,
 	"POST /settings/llm/providers/{provider}":      providerParam,
 	"POST /settings/llm/roles/{role}":              roleParam,
