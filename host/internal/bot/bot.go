@@ -13,6 +13,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/users"
 	"github.com/lectern-research/lectern/sdk/messenger"
+	"github.com/lectern-research/lectern/sdk/protocol"
 )
 
 // Sentences every chat may get.
@@ -47,10 +48,30 @@ type Config struct {
 	// Logger receives what went wrong. Default: slog.Default().
 	Logger *slog.Logger
 	// PrivateFunc reports whether an update came from a private (one-to-one)
-	// chat; only a private chat can pair. Default: the chat is its sender (the chat
-	// id equals the sender's id), which is how Telegram-like messengers name a
-	// private chat, and never true of a group.
+	// chat; only a private chat can pair. Default: the transport's ChatType is
+	// ChatPrivate (ChatUnknown counts as a group).
 	PrivateFunc func(u *messenger.Update) bool
+}
+
+// setMenu gives the messenger the command menu once, when it has one; it reports
+// whether there is nothing more to do (set, or not offered).
+func (b *Bot) setMenu(ctx context.Context, creds map[string]string) bool {
+	wc, ok := b.cfg.Transport.(messenger.WithCommands)
+	if !ok {
+		return true
+	}
+	req := &messenger.SetCommandsRequest{Credentials: creds}
+	for _, c := range Commands {
+		req.Commands = append(req.Commands, messenger.BotCommand{Name: c.Name, Description: c.Description})
+	}
+	_, err := wc.SetCommands(ctx, req)
+	switch {
+	case err == nil, errors.Is(err, protocol.ErrUnsupported):
+		return true
+	default:
+		b.cfg.Logger.WarnContext(ctx, "bot: set the command menu; trying again with the next stream", "error", err)
+		return false
+	}
 }
 
 // Bot answers a messenger's updates and delivers scheduled messages. Create it
@@ -84,7 +105,9 @@ func New(cfg Config) (*Bot, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.PrivateFunc == nil {
-		cfg.PrivateFunc = func(u *messenger.Update) bool { return u.From.ID != "" && u.ChatID == u.From.ID }
+		// The transport says (messenger.Update.ChatType); a chat it cannot place
+		// counts as a group, so it never pairs.
+		cfg.PrivateFunc = func(u *messenger.Update) bool { return u.ChatType == messenger.ChatPrivate }
 	}
 	cfg.DashboardURL = strings.TrimRight(cfg.DashboardURL, "/")
 	return &Bot{cfg: cfg, limits: newLimiter(cfg.Now), reviews: map[string]*reviewSession{}}, nil
@@ -96,8 +119,12 @@ func New(cfg Config) (*Bot, error) {
 func (b *Bot) Run(ctx context.Context) error {
 	go b.schedule(ctx, time.Minute)
 	var offset int64
+	menu := false
 	for {
 		creds, err := b.cfg.CredentialsFunc(ctx)
+		if err == nil && !menu {
+			menu = b.setMenu(ctx, creds)
+		}
 		if err == nil {
 			err = b.cfg.Transport.Updates(ctx, &messenger.UpdatesRequest{Credentials: creds, Offset: offset},
 				messenger.UpdateStreamFunc(func(u *messenger.Update) error {

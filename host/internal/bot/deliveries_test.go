@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/bot"
 	"github.com/lectern-research/lectern/sdk/messenger"
 )
 
@@ -153,6 +154,13 @@ type scriptedTransport struct {
 	*chatTransport
 	updates []*messenger.Update
 	offsets chan int64
+	menu    chan []messenger.BotCommand
+}
+
+// SetCommands records the command menu the bot gives.
+func (s *scriptedTransport) SetCommands(_ context.Context, req *messenger.SetCommandsRequest) (*messenger.SetCommandsResponse, error) {
+	s.menu <- req.Commands
+	return &messenger.SetCommandsResponse{}, nil
 }
 
 func (s *scriptedTransport) Updates(ctx context.Context, req *messenger.UpdatesRequest, stream messenger.UpdateStream) error {
@@ -174,8 +182,8 @@ func (s *scriptedTransport) Updates(ctx context.Context, req *messenger.UpdatesR
 func TestRunAnswersTheStream(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{})
-	tr := &scriptedTransport{chatTransport: b.tr, offsets: make(chan int64, 4), updates: []*messenger.Update{
-		{ID: 7, ChatID: "stranger", From: messenger.User{ID: "stranger"}, Command: &messenger.Command{Name: "start"}},
+	tr := &scriptedTransport{chatTransport: b.tr, offsets: make(chan int64, 4), menu: make(chan []messenger.BotCommand, 4), updates: []*messenger.Update{
+		{ID: 7, ChatID: "stranger", ChatType: messenger.ChatPrivate, From: messenger.User{ID: "stranger"}, Command: &messenger.Command{Name: "start"}},
 	}}
 	runner := b.withTransport(t, tr)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -184,6 +192,9 @@ func TestRunAnswersTheStream(t *testing.T) {
 	require.Equal(t, int64(0), <-tr.offsets)
 	require.Eventually(t, func() bool { return len(b.tr.take("stranger")) == 1 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, map[string]string{"bot_token": "test-token"}, b.tr.lastCredentials(), "the token goes with each call")
+	menu := <-tr.menu
+	require.Len(t, menu, len(bot.Commands), "the messenger got the command menu")
+	require.Equal(t, "papers", menu[0].Name)
 	cancel()
 	select {
 	case err := <-done:

@@ -272,11 +272,20 @@ func (b *testBundle) say(t *testing.T, chat, line string) []sent {
 	return b.sayIn(t, chat, messenger.User{ID: chat, Username: "user_" + chat}, line)
 }
 
+// chatType is what a transport says of a chat: private when it is the sender's
+// own (as Telegram numbers them), a group otherwise.
+func chatType(chat string, from messenger.User) messenger.ChatType {
+	if chat == from.ID {
+		return messenger.ChatPrivate
+	}
+	return messenger.ChatGroup
+}
+
 // sayIn sends a command (or plain text) in chat from a person.
 func (b *testBundle) sayIn(t *testing.T, chat string, from messenger.User, line string) []sent {
 	t.Helper()
 	b.nextID++
-	u := &messenger.Update{ID: int64(b.nextID), ChatID: chat, From: from, Time: b.clock.Now()}
+	u := &messenger.Update{ID: int64(b.nextID), ChatID: chat, ChatType: chatType(chat, from), From: from, Time: b.clock.Now()}
 	if len(line) > 0 && line[0] == '/' {
 		name, args := line[1:], ""
 		for i, r := range name {
@@ -299,7 +308,7 @@ func (b *testBundle) press(t *testing.T, chat, data string) (string, []sent) {
 	t.Helper()
 	b.nextID++
 	id := "cb" + strconv.Itoa(b.nextID)
-	u := &messenger.Update{ID: int64(b.nextID), ChatID: chat, From: messenger.User{ID: chat}, Time: b.clock.Now(),
+	u := &messenger.Update{ID: int64(b.nextID), ChatID: chat, ChatType: messenger.ChatPrivate, From: messenger.User{ID: chat}, Time: b.clock.Now(),
 		Callback: &messenger.Callback{CallbackID: id, MessageID: "1", Data: data}}
 	require.NoError(t, b.bot.Handle(context.Background(), u))
 	var text string

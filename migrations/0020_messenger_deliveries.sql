@@ -1,4 +1,4 @@
--- 0019_messenger_deliveries: what the messenger bot's scheduler delivered, so a
+-- 0020_messenger_deliveries: what the messenger bot's scheduler delivered, so a
 -- scheduled message goes out at most once per user, kind and local date.
 --
 -- The pairing tables (0001) already hold one user to one chat both ways: the
