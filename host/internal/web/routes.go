@@ -111,6 +111,8 @@ func (h *handler) routes() []Route {
 		{post, "/settings/config/delete", signedIn, u(h.settingsDelete)},
 		{post, "/settings/messenger/token", signedIn, u(h.messengerToken)},
 		{post, "/settings/messenger/unpair", signedIn, u(h.messengerUnpair)},
+		{post, "/settings/zotero/test", signedIn, u(h.zoteroTest)},
+		{post, "/settings/zotero/sync", signedIn, u(h.zoteroSync)},
 		{get, "/settings/llm", adminOnly, a(h.llmPage)},
 		{post, "/settings/llm/providers/{provider}", adminOnly, a(h.llmProviderPut)},
 		{post, "/settings/llm/providers/{provider}/test", adminOnly, a(h.llmProviderTest)},

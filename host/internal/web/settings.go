@@ -24,12 +24,17 @@ type settingsData struct {
 	// Messenger is the caller's chat pairing (messenger.go); Issued the pairing
 	// token just created, shown once.
 	Messenger, Issued *messengerStatus
+	// Zotero is the caller's Zotero sync (zotero.go); ZoteroCheck the key check
+	// just made.
+	Zotero      *zoteroStatus
+	ZoteroCheck *zoteroCheck
 }
 
 // settingsPage shows the caller's profile and per-user integration settings.
 func (h *handler) settingsPage(w http.ResponseWriter, r *http.Request, s *session, v *view) {
 	d := &settingsData{Integrations: integrationKeys}
 	loadMessenger(s, v, d)
+	loadZotero(s, v, d)
 	v.Title, v.Nav, v.Data = "Settings", "settings", d
 	var list struct {
 		Items []configEntry `json:"items"`

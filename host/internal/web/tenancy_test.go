@@ -95,6 +95,8 @@ var dashboardCases = map[string]idKind{
 	"POST /settings/config/delete":                 noID,
 	"POST /settings/messenger/token":               noID,
 	"POST /settings/messenger/unpair":              noID,
+	"POST /settings/zotero/test":                   noID,
+	"POST /settings/zotero/sync":                   noID,
 	"GET /settings/llm":                            noID,
 	"POST /settings/llm/providers/{provider}":      providerParam,
 	"POST /settings/llm/roles/{role}":              roleParam,
