@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lectern-research/lectern/sdk/paper"
 )
 
 // What Pulse and the recommender read from and write to the corpus: the texts of a
@@ -234,6 +236,32 @@ func (st *Store) EngagedSince(ctx context.Context, userID uuid.UUID, since time.
 	})
 	if err != nil {
 		return nil, fmt.Errorf("papers: engaged: %w", err)
+	}
+	return out, nil
+}
+
+// StarredIDs returns the identifiers of the newest limit starred papers of the
+// user's library that have a DOI or an arXiv id (what a source's citation graph
+// is asked by), newest star first.
+func (st *Store) StarredIDs(ctx context.Context, userID uuid.UUID, limit int) ([]paper.IDs, error) {
+	rows, err := st.pool.Query(ctx, `
+		SELECT coalesce(p.doi, ''), coalesce(p.arxiv_id, ''), coalesce(p.openalex_id, ''), coalesce(p.semantic_scholar_id, '')
+		  FROM paper_user_state s
+		  JOIN user_library ul ON ul.user_id = s.user_id AND ul.paper_id = s.paper_id
+		  JOIN papers p ON p.id = s.paper_id
+		 WHERE s.user_id = $1 AND s.starred AND s.state <> 'trash' AND (p.doi IS NOT NULL OR p.arxiv_id IS NOT NULL)
+		 ORDER BY s.updated_at DESC
+		 LIMIT $2`, userID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("papers: starred: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (paper.IDs, error) {
+		var ids paper.IDs
+		err := r.Scan(&ids.DOI, &ids.ArXivID, &ids.OpenAlexID, &ids.SemanticScholarID)
+		return ids, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("papers: starred: %w", err)
 	}
 	return out, nil
 }

@@ -60,10 +60,12 @@ type Generator struct {
 }
 
 const (
-	profileSize     = 200
-	feedbackSize    = 1000
-	perQuery        = 50
-	maxAuthorQuery  = 10
+	profileSize    = 200
+	feedbackSize   = 1000
+	perQuery       = 50
+	maxAuthorQuery = 10
+	// maxStarredQuery bounds the starred papers whose citing papers are asked for.
+	maxStarredQuery = 5
 	judgeConcurrent = 4
 )
 
@@ -200,9 +202,20 @@ func (g *Generator) discover(ctx context.Context, userID uuid.UUID, now time.Tim
 				Filters: source.Filters{From: since}})
 		}
 	}
+	// The papers citing the user's starred papers, from the sources that know
+	// the citation graph. (Papers a starred paper cites are older than any
+	// lookback, so they are not asked for.)
+	starred, err := g.Papers.StarredIDs(ctx, userID, maxStarredQuery)
+	if err != nil {
+		g.log().WarnContext(ctx, "pulse: read the starred papers", "user", userID, "error", err)
+	}
+	graph := len(queries)
+	for _, s := range starred {
+		queries = append(queries, search.Params{CitingIDs: &s, Limit: perQuery, Instance: true})
+	}
 	seen := map[uuid.UUID]bool{}
 	var ids []uuid.UUID
-	for _, q := range queries {
+	for qi, q := range queries {
 		resp, err := g.Discover(ctx, userID, q)
 		if err != nil && !errors.Is(err, search.ErrNoSources) {
 			g.log().WarnContext(ctx, "pulse: a discovery search failed", "user", userID, "error", err)
@@ -211,6 +224,8 @@ func (g *Generator) discover(ctx context.Context, userID uuid.UUID, now time.Tim
 		for _, r := range resp.Sources {
 			st := SourceStatus{Status: "ok"}
 			switch r.Status {
+			case search.StatusUnsupported:
+				continue
 			case search.StatusOK:
 			case search.StatusLimited:
 				st = SourceStatus{Status: "rate_limit", Message: "The source asked Lectern to slow down; it is asked again later."}
@@ -225,6 +240,9 @@ func (g *Generator) discover(ctx context.Context, userID uuid.UUID, now time.Tim
 			stats.SourceCounts[r.Name] += r.Results
 		}
 		for _, r := range resp.Results {
+			if qi >= graph && (r.PublicationDate == nil || r.PublicationDate.Before(from)) {
+				continue // a citing paper older than the lookback
+			}
 			if !seen[r.ID] {
 				seen[r.ID] = true
 				ids = append(ids, r.ID)

@@ -337,3 +337,74 @@ func TestANightTheSourcesFailedIsNotCalledQuiet(t *testing.T) {
 	require.Equal(t, "error", d.Stats.Sources["arxiv"].Status)
 	require.NotContains(t, d.Stats.Sources["arxiv"].Message, "dial tcp")
 }
+
+// graphShelf is shelf with a citation graph: the papers citing the paper with
+// DOI cited.
+type graphShelf struct {
+	shelf
+	cited  string
+	citing []paper.Paper
+	asked  *[]paper.IDs
+}
+
+func (g graphShelf) Citations(_ context.Context, req *source.CitationsRequest) (*source.Page, error) {
+	*g.asked = append(*g.asked, req.IDs)
+	if req.IDs.DOI != g.cited {
+		return &source.Page{}, nil
+	}
+	return &source.Page{Papers: g.citing}, nil
+}
+
+// The papers citing a starred paper are candidates when they are recent; an old
+// citing paper is not, and a source without a citation graph is no failure.
+func TestPapersCitingAStarredPaperAreCandidates(t *testing.T) {
+	t.Parallel()
+	var asked []paper.IDs
+	old := recent("An older work that cites the starred paper",
+		"Dense passage retrieval with hard negatives, revisited for ranking.", "2001.00001", 400)
+	fresh := recent("A new study building on the starred survey of dense retrieval",
+		"We extend dense passage retrieval with late interaction and evaluate ranking.", "2611.00009", 2)
+	src := graphShelf{shelf: shelf{field[:3]}, cited: "10.1145/3397271.3401075", citing: []paper.Paper{old, fresh}, asked: &asked}
+	b := setupSource(t, src)
+	ctx := context.Background()
+	var starred uuid.UUID
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		var err error
+		starred, _, err = papers.UpsertForUserTx(ctx, tx, papers.Input{DOI: "10.1145/3397271.3401075",
+			Title: "Dense passage retrieval for open-domain question answering"}, b.ann, "manual_save")
+		if err != nil {
+			return err
+		}
+		return papers.SetStateTx(ctx, tx, b.ann, starred, papers.StatePatch{Starred: ptr(true)})
+	}))
+
+	d, err := b.gen.Run(ctx, b.ann, "2026-11-26")
+	require.NoError(t, err)
+	require.Equal(t, []paper.IDs{{DOI: "10.1145/3397271.3401075"}}, asked, "the starred paper's citing papers were asked for")
+	got := titles(t, b, d)
+	require.Contains(t, got, fresh.Title)
+	require.NotContains(t, got, old.Title, "older than the lookback")
+	require.Equal(t, "ok", d.Stats.Sources["arxiv"].Status)
+}
+
+func TestASourceWithoutACitationGraphIsNoFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	require.NoError(t, pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		id, _, err := papers.UpsertForUserTx(ctx, tx, papers.Input{DOI: "10.1145/3397271.3401075", Title: "Dense passage retrieval"}, b.ann, "manual_save")
+		if err != nil {
+			return err
+		}
+		return papers.SetStateTx(ctx, tx, b.ann, id, papers.StatePatch{Starred: ptr(true)})
+	}))
+	d, err := b.gen.Run(ctx, b.ann, "2026-11-26")
+	require.NoError(t, err)
+	require.Equal(t, "ok", d.Stats.Sources["arxiv"].Status)
+	require.Len(t, d.Cards, len(field))
+	var failures int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT consecutive_failures FROM pulse_source_health WHERE user_id = $1 AND source = 'arxiv'`, b.ann).Scan(&failures))
+	require.Zero(t, failures)
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -82,6 +82,9 @@ const (
 	StatusLimited = "rate_limited"
 	StatusBackoff = "skipped_backoff"
 	StatusUnknown = "unknown_source"
+	// StatusUnsupported: the source does not offer what was asked (the citation
+	// graph); it is not a failure and leaves the source's health alone.
+	StatusUnsupported = "unsupported"
 )
 
 // SourceReport says how one source did.
@@ -122,6 +125,16 @@ type Params struct {
 	// in no one's library and credits no one with it. Source health is still
 	// the caller's.
 	Instance bool
+	// CitingIDs, when set, asks for the papers citing that paper instead of a
+	// query, of the sources that know the citation graph (Citer); Query and
+	// Filters are then not used.
+	CitingIDs *paper.IDs
+}
+
+// Citer is what a source that knows the citation graph offers
+// (source.WithCitations).
+type Citer interface {
+	Citations(ctx context.Context, req *source.CitationsRequest) (*source.Page, error)
 }
 
 // ErrNoSources means no paper source is configured and running.
@@ -185,7 +198,7 @@ func (s *Service) Search(ctx context.Context, userID uuid.UUID, p Params) (Respo
 
 	outcomes := s.fanOut(ctx, ask, p)
 	for _, o := range outcomes {
-		if o.report.Status != StatusOK {
+		if o.report.Status != StatusOK && o.report.Status != StatusUnsupported {
 			resp.Partial = true
 		}
 		resp.Sources = append(resp.Sources, o.report)
@@ -225,11 +238,12 @@ func (s *Service) fanOut(ctx context.Context, ask []Named, p Params) []outcome {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			page, err := n.Searcher.Search(ctx, &source.SearchRequest{Query: p.Query, Filters: p.Filters, Sort: p.Sort,
-				PageSize: min(p.Limit, source.MaxPageSize)})
+			page, err := ask1(ctx, n.Searcher, p)
 			o := outcome{report: SourceReport{Name: n.Name, DurationMS: time.Since(start).Milliseconds()}, err: err}
 			var perr *protocol.Error
 			switch {
+			case errors.Is(err, protocol.ErrUnsupported):
+				o.report.Status = StatusUnsupported
 			case err == nil:
 				o.report.Status, o.papers, o.report.Results = StatusOK, page.Papers, len(page.Papers)
 			case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
@@ -244,6 +258,20 @@ func (s *Service) fanOut(ctx context.Context, ask []Named, p Params) []outcome {
 	}
 	wg.Wait()
 	return out
+}
+
+// ask1 asks one source: its search, or with p.CitingIDs the papers citing that
+// paper (Unsupported from a source without the citation graph).
+func ask1(ctx context.Context, src Searcher, p Params) (*source.Page, error) {
+	if p.CitingIDs == nil {
+		return src.Search(ctx, &source.SearchRequest{Query: p.Query, Filters: p.Filters, Sort: p.Sort,
+			PageSize: min(p.Limit, source.MaxPageSize)})
+	}
+	c, ok := src.(Citer)
+	if !ok {
+		return nil, protocol.Unsupported("no citation graph")
+	}
+	return c.Citations(ctx, &source.CitationsRequest{IDs: *p.CitingIDs, PageSize: min(p.Limit, source.MaxPageSize)})
 }
 
 func (s *Service) backoffs(ctx context.Context, userID uuid.UUID) (map[string]time.Time, error) {
@@ -321,7 +349,12 @@ func (s *Service) recordHealth(ctx context.Context, userID uuid.UUID, outcomes [
 	}
 	batch := &pgx.Batch{}
 	for _, o := range outcomes {
-		s.queueHealth(batch, userID, o)
+		if o.report.Status != StatusUnsupported {
+			s.queueHealth(batch, userID, o)
+		}
+	}
+	if batch.Len() == 0 {
+		return nil
 	}
 	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("search: record source health: %w", err)
