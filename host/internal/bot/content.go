@@ -15,9 +15,10 @@ import (
 
 // deckCard is a card of the API's Pulse deck.
 type deckCard struct {
-	PaperID string `json:"paper_id"`
-	Rank    int    `json:"rank"`
-	Why     string `json:"why"`
+	PaperID string             `json:"paper_id"`
+	Rank    int                `json:"rank"`
+	Why     string             `json:"why"`
+	Signals map[string]float64 `json:"signals"`
 	Paper   *struct {
 		paperItem
 		Overlay struct {

@@ -203,3 +203,42 @@ func TestRunAnswersTheStream(t *testing.T) {
 		t.Fatal("Run did not stop with its context")
 	}
 }
+
+// TestAuthorAlert: after the morning deck, the papers of today's deck by authors
+// the user follows come once more as an alert; a stale deck alerts nothing.
+func TestAuthorAlert(t *testing.T) {
+	t.Parallel()
+	b := setup(t, bundleOpts{})
+	ann := b.user(t, "ann@example.org", "UTC")
+	bob := b.user(t, "bob@example.org", "UTC")
+	b.pair(t, "ann-chat", ann.ID)
+	b.pair(t, "bob-chat", bob.ID)
+	now := time.Now().UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	seedDeck(t, b, ann.ID, day.Format(time.DateOnly), "", "Plain paper", "Paper by Grace Hopper")
+	seedDeck(t, b, bob.ID, day.AddDate(0, 0, -1).Format(time.DateOnly), "", "Bob's old paper by Hopper")
+	_, err := b.pool.Exec(context.Background(), `UPDATE pulse_cards c SET signals = '{"author_bonus": 1}'
+		FROM papers p WHERE p.id = c.paper_id AND p.title LIKE '%Hopper%'`)
+	require.NoError(t, err)
+
+	alerts := func(chat string) []sent {
+		var out []sent
+		for _, m := range b.tr.take(chat) {
+			if strings.HasPrefix(m.Text, "New from authors you follow") {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	b.clock.Set(day.Add(9*time.Hour + 6*time.Minute))
+	_ = b.bot.Tick(context.Background())
+	got := alerts("ann-chat")
+	require.Len(t, got, 1)
+	require.Contains(t, got[0].Text, "1. Paper by Grace Hopper")
+	require.NotContains(t, got[0].Text, "Plain paper")
+	require.Len(t, got[0].Buttons, 1)
+	require.Empty(t, alerts("bob-chat"), "yesterday's deck has nothing new")
+
+	_ = b.bot.Tick(context.Background())
+	require.Empty(t, alerts("ann-chat"), "once a day")
+}

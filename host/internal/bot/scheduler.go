@@ -47,6 +47,7 @@ type schedule struct {
 var schedules = []schedule{
 	{kind: "briefing", hour: 8, minute: 30, build: buildBriefing},
 	{kind: "pulse", hour: 9, minute: 0, build: buildPulse},
+	{kind: "author_alert", hour: 9, minute: 5, build: buildAuthorAlert},
 	{kind: "digest", hour: 9, minute: 0, weekly: true, weekday: time.Monday, build: buildDigest},
 	{kind: "deadline", hour: 12, minute: 0, build: buildDeadlines},
 	{kind: "review_reminder", hour: 14, minute: 0, build: buildReviewReminder},
@@ -163,6 +164,40 @@ func buildPulse(ctx context.Context, b *Bot, p *users.Pairing) (message, error) 
 		})
 	}
 	return message{text: sb.String(), buttons: buttons}, nil
+}
+
+// authorSignal is the name of Pulse's followed-author signal (pulse/score).
+const authorSignal = "author_bonus"
+
+// buildAuthorAlert tells of today's new papers by authors the user follows:
+// the cards of today's deck that the followed-author signal lifted. A stale deck
+// (yesterday's) has nothing new, so it alerts nothing.
+func buildAuthorAlert(ctx context.Context, b *Bot, p *users.Pairing) (message, error) {
+	d, err := b.deck(ctx, p.UserID)
+	if err != nil || d.Stale {
+		return message{}, err
+	}
+	var sb strings.Builder
+	var buttons [][]messenger.Button
+	n := 0
+	for _, c := range d.Cards {
+		if c.Paper == nil || c.Signals[authorSignal] <= 0 {
+			continue
+		}
+		n++
+		if n == 1 {
+			sb.WriteString("New from authors you follow:")
+		}
+		fmt.Fprintf(&sb, "\n%d. %s", n, cardText(c))
+		buttons = append(buttons, []messenger.Button{
+			{Text: strconv.Itoa(n) + " Save", CallbackData: "paper:save:" + c.PaperID},
+			{Text: strconv.Itoa(n) + " 👍", CallbackData: "paper:up:" + c.PaperID},
+		})
+	}
+	if n == 0 {
+		return message{}, nil
+	}
+	return message{text: truncate(sb.String(), 3500), buttons: buttons}, nil
 }
 
 // buildDigest is the weekly digest on Mondays.
