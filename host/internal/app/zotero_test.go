@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/jobs"
 )
 
 // A user sets their Zotero key in Settings: the status says so, the hourly sync
@@ -51,4 +53,27 @@ func TestZoteroKeyStatusAndSyncNow(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	rec = b.do(t, req{method: http.MethodPost, path: "/api/integrations/zotero/sync", cookie: annCookie})
 	require.Equal(t, http.StatusConflict, rec.Code, "one sync of a library at a time: %s", rec.Body.String())
+}
+
+// Without the Zotero plugin the sync job ends at once (no retries) and says why
+// in words.
+func TestZoteroSyncWithoutThePluginSaysSo(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.user(t, "ann@example.org", "user")
+	cookie := b.signIn(t, "ann@example.org")
+	rec := b.do(t, req{method: http.MethodPut, path: "/api/settings/config/zotero.api_key", cookie: cookie,
+		body: map[string]any{"value": "P9NiFoyLeZu2bZNvvuQPDWsd"}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	b.startJobs(t)
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/integrations/zotero/sync", cookie: cookie})
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	var env jobs.Envelope
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &env))
+	done := b.waitJob(t, cookie, env.ID)
+	require.Equal(t, jobs.StateCancelled, done.State, "%+v", done)
+	require.Equal(t, 1, done.Attempt)
+	require.NotNil(t, done.Error)
+	require.Equal(t, "no_plugin", done.Error.Code)
+	require.Contains(t, done.Error.Message, "an admin can enable it under Plugins")
 }

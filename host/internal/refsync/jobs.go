@@ -73,6 +73,8 @@ func publicError(err error) error {
 	switch {
 	case errors.Is(err, ErrNotConfigured):
 		return river.JobCancel(jobs.NewPublicError("not_configured", ErrNotConfigured.Error(), err))
+	case errors.Is(err, ErrNoPlugin):
+		return river.JobCancel(jobs.NewPublicError("no_plugin", "The Zotero plugin is not running on this host; an admin can enable it under Plugins.", err))
 	case protocol.CodeOf(err) == protocol.CodeUnauthorized:
 		return river.JobCancel(jobs.NewPublicError("key_refused",
 			"Zotero refused your API key: check it in Settings, Integrations, and that it may read your library.", err))

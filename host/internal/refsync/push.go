@@ -46,7 +46,7 @@ func (s *Syncer) Push(ctx context.Context, userID uuid.UUID, projects []ProjectP
 	}
 	m, err := s.Manager()
 	if err != nil {
-		return rep, fmt.Errorf("refsync: the Zotero plugin is not running (an admin can enable it under Plugins): %w", err)
+		return rep, fmt.Errorf("%w (%w)", ErrNoPlugin, err)
 	}
 	lib := acct.LibraryID
 	if lib == "" {

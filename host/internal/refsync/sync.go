@@ -38,6 +38,9 @@ type Account struct {
 // ErrNotConfigured means the user has set no reference-manager key.
 var ErrNotConfigured = errors.New("no Zotero API key is set: add yours in Settings, Integrations")
 
+// ErrNoPlugin means the reference-manager plugin is not running on this host.
+var ErrNoPlugin = errors.New("the Zotero plugin is not running on this host; an admin can enable it under Plugins")
+
 // Syncer runs users' syncs.
 type Syncer struct {
 	Pool *pgxpool.Pool
@@ -76,7 +79,7 @@ func (s *Syncer) Run(ctx context.Context, userID uuid.UUID) (Report, error) {
 	}
 	m, err := s.Manager()
 	if err != nil {
-		return Report{}, fmt.Errorf("refsync: the Zotero plugin is not running (an admin can enable it under Plugins): %w", err)
+		return Report{}, fmt.Errorf("%w (%w)", ErrNoPlugin, err)
 	}
 	lib := acct.LibraryID
 	if lib == "" {
