@@ -127,16 +127,21 @@ func (u *simUser) save(i int, at time.Time) {
 	u.inLibrary[i] = true
 }
 
-// profile is the user's profile as the nightly run builds it: the library, the
-// papers turned down (newest thumb), the topics.
+// profile is the user's profile as the nightly run builds it: the library and
+// the papers rated up outside it (newest thumb) on the positive side, the papers
+// turned down on the negative side, the topics.
 func (u *simUser) profile(now time.Time) *pulse.Profile {
+	pos := slices.Clone(u.library)
 	var neg []pulse.Dated
 	for _, i := range slices.Sorted(maps.Keys(u.thumbs)) {
-		if t := u.thumbs[i]; !t.positive {
+		switch t := u.thumbs[i]; {
+		case !t.positive:
 			neg = append(neg, pulse.Dated{Vec: u.c.vecs[i], At: t.at})
+		case !u.inLibrary[i]:
+			pos = append(pos, pulse.Dated{Vec: u.c.vecs[i], At: t.at})
 		}
 	}
-	return pulse.NewProfile(now, u.library, neg, u.c.topicVecs, u.c.topicNames)
+	return pulse.NewProfile(now, pos, neg, u.c.topicVecs, u.c.topicNames)
 }
 
 // lecternCards scores the candidates as the nightly run does with no relevance
