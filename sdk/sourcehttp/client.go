@@ -260,7 +260,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 			return nil, fail
 		}
 		c.log.DebugContext(ctx, "retrying", "call", r.Label, "attempt", attempt, "wait", wait.String(), "error", fail.Error())
-		if err := sleep(ctx, wait); err != nil {
+		if err := Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package sourcehttp
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"time"
 )
@@ -29,7 +30,7 @@ func (p *Pacer) Wait(ctx context.Context, interval time.Duration) error {
 	}
 	p.next = at.Add(max(interval, 0))
 	p.mu.Unlock()
-	return sleep(ctx, time.Until(at))
+	return Sleep(ctx, time.Until(at))
 }
 
 // Hold keeps every caller of Wait back for d from now (an upstream Retry-After that
@@ -52,8 +53,9 @@ func (p *Pacer) Next() time.Time {
 	return p.next
 }
 
-// sleep waits d or until ctx ends, returning ctx's error in that case.
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx ends, returning ctx's error in that case (at once
+// when d is not positive).
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -65,4 +67,19 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// Backoff is the wait before retry n (0 for the first): base doubled n times,
+// capped at maxWait, less up to a quarter at random so that clients retrying
+// together spread out. A zero base is no wait.
+func Backoff(base, maxWait time.Duration, n int) time.Duration {
+	d := base
+	for i := 0; i < n && d < maxWait; i++ {
+		d *= 2
+	}
+	d = min(d, maxWait)
+	if d > 0 {
+		d -= time.Duration(rand.Int64N(int64(d)/4 + 1))
+	}
+	return d
 }

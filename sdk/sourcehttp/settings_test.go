@@ -131,3 +131,15 @@ func TestApplyPolicySetting(t *testing.T) {
 	require.False(t, ok, "other keys are the plugin's")
 	require.NoError(t, err)
 }
+
+func TestBackoffDoublesCapsAndSpreads(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]time.Duration{0: 100 * time.Millisecond, 1: 200 * time.Millisecond, 2: 400 * time.Millisecond, 5: time.Second, 40: time.Second} {
+		for range 50 {
+			d := Backoff(100*time.Millisecond, time.Second, n)
+			require.LessOrEqual(t, d, want, "retry %d", n)
+			require.GreaterOrEqual(t, d, want*3/4, "retry %d", n)
+		}
+	}
+	require.Zero(t, Backoff(0, time.Second, 3))
+}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -144,10 +143,10 @@ func (o *OpenAI) do(ctx context.Context, c *call, r *request) (*http.Response, *
 			return nil, nil, fail
 		}
 		if wait <= 0 {
-			wait = backoff(c.s.backoff, c.s.maxBackoff, n)
+			wait = sourcehttp.Backoff(c.s.backoff, c.s.maxBackoff, n)
 		}
 		o.log.DebugContext(ctx, "retrying", "call", r.label, "retry", n+1, "wait", wait.String(), "error", fail.Error())
-		if err := sleep(ctx, wait); err != nil {
+		if err := sourcehttp.Sleep(ctx, wait); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -371,32 +370,6 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 		}
 	}
 	return sourcehttp.RetryAfter(h, now)
-}
-
-// backoff is the wait before retry n+1 without a Retry-After: base doubled per
-// retry, capped at maxWait, less up to a quarter of jitter.
-func backoff(base, maxWait time.Duration, n int) time.Duration {
-	d := base
-	for i := 0; i < n && d < maxWait; i++ {
-		d *= 2
-	}
-	d = min(d, maxWait)
-	if d > 0 {
-		d -= time.Duration(rand.Int64N(int64(d)/4 + 1))
-	}
-	return d
-}
-
-// sleep waits d or until ctx ends, returning ctx's error in that case.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // stripURL drops the *url.Error wrapper, whose message holds the request URL.

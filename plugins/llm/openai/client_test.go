@@ -245,15 +245,3 @@ func TestRetryAfter(t *testing.T) {
 		})
 	}
 }
-
-func TestBackoff(t *testing.T) {
-	t.Parallel()
-	for n, want := range map[int]time.Duration{0: 100 * time.Millisecond, 1: 200 * time.Millisecond, 2: 400 * time.Millisecond, 5: time.Second, 40: time.Second} {
-		for range 50 {
-			d := backoff(100*time.Millisecond, time.Second, n)
-			require.LessOrEqual(t, d, want, "retry %d", n)
-			require.GreaterOrEqual(t, d, want*3/4, "retry %d", n)
-		}
-	}
-	require.Zero(t, backoff(0, time.Second, 3))
-}

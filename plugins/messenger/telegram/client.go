@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lectern-research/lectern/sdk/protocol"
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
 
 // Bounds of what the plugin reads.
@@ -81,10 +81,10 @@ func (t *Telegram) do(ctx context.Context, c *call, r *request, into any) error 
 			return fail
 		}
 		if wait <= 0 {
-			wait = backoff(c.s.backoff, c.s.maxRetryWait, attempt)
+			wait = sourcehttp.Backoff(c.s.backoff, c.s.maxRetryWait, attempt)
 		}
 		t.log.DebugContext(ctx, "retrying", "method", r.method, "retry", attempt+1, "wait", wait.String(), "error", fail.Error())
-		if err := sleep(ctx, wait); err != nil {
+		if err := sourcehttp.Sleep(ctx, wait); err != nil {
 			return err
 		}
 	}
@@ -243,30 +243,4 @@ func stripURL(err error) error {
 		return uerr.Err
 	}
 	return err
-}
-
-// backoff is the wait before retry n+1 without a retry_after: base doubled per
-// retry, capped at maxWait, less up to a quarter of jitter.
-func backoff(base, maxWait time.Duration, n int) time.Duration {
-	d := base
-	for i := 0; i < n && d < maxWait; i++ {
-		d *= 2
-	}
-	d = min(d, maxWait)
-	if d > 0 {
-		d -= time.Duration(rand.Int64N(int64(d)/4 + 1))
-	}
-	return d
-}
-
-// sleep waits d or until ctx ends, returning ctx's error in that case.
-func sleep(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }

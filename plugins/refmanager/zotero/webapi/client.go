@@ -23,6 +23,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
 
 // DefaultBaseURL is the Zotero Web API.
@@ -40,19 +42,7 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
-func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func (systemClock) Sleep(ctx context.Context, d time.Duration) error { return sourcehttp.Sleep(ctx, d) }
 
 // Config sets a client up. Only APIKey is required.
 type Config struct {
@@ -289,7 +279,7 @@ func (c *Client) once(ctx context.Context, r request) (*response, time.Duration,
 	}
 	var ra time.Duration
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		ra = retryAfter(resp.Header.Get("Retry-After"), now)
+		ra = sourcehttp.RetryAfter(resp.Header, now)
 		if resp.StatusCode == http.StatusTooManyRequests && ra == 0 {
 			ra = 10 * time.Second // a 429 without a wait still means slow down
 		}
@@ -332,17 +322,6 @@ func seconds(v string) time.Duration {
 		return 0
 	}
 	return time.Duration(n * float64(time.Second))
-}
-
-// retryAfter reads Retry-After, in seconds or as an HTTP date, relative to now.
-func retryAfter(v string, now time.Time) time.Duration {
-	if d := seconds(v); d > 0 {
-		return d
-	}
-	if t, err := http.ParseTime(strings.TrimSpace(v)); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return 0
 }
 
 // message is Zotero's error text: the body is plain text for errors.
