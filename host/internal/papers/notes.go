@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // ExternalNote is a note or PDF annotation a user keeps in their reference
@@ -24,13 +25,23 @@ type ExternalNote struct {
 // SyncExternalNotesTx makes the user's reference-manager notes on the paper
 // exactly notes: each is written under its key (a second sync updates it, never
 // adds a copy, by the per-user unique index on the key) and the paper's other
-// reference-manager notes go. The user's own notes are never touched. It returns
-// how many rows it wrote or removed.
+// reference-manager notes go. The user's own notes are never touched, and a note
+// that is one of them pushed to the manager is not kept a second time. It
+// returns how many rows it wrote or removed.
 func SyncExternalNotesTx(ctx context.Context, q Querier, userID, paperID uuid.UUID, notes []ExternalNote) (int, error) {
 	changed := 0
 	keys := make([]string, 0, len(notes))
 	for _, n := range notes {
 		keys = append(keys, n.Key)
+		var own bool
+		err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM paper_notes WHERE user_id = $1 AND source = 'user' AND external_key = $2)`,
+			userID, n.Key).Scan(&own)
+		if err != nil {
+			return 0, fmt.Errorf("papers: read a pushed note: %w", err)
+		}
+		if own {
+			continue // the user's own note, pushed from Lectern: not a copy to keep
+		}
 		var highlight any
 		if n.Highlight != "" {
 			highlight = truncate(n.Highlight, 20000)
@@ -89,4 +100,40 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// OwnNote is a note the user wrote in Lectern.
+type OwnNote struct {
+	ID      uuid.UUID
+	PaperID uuid.UUID
+	Body    string
+}
+
+// UnpushedNotes returns the user's own notes on the papers that have not gone to
+// their reference manager yet (no external key), oldest first.
+func (st *Store) UnpushedNotes(ctx context.Context, userID uuid.UUID, paperIDs []uuid.UUID) ([]OwnNote, error) {
+	rows, err := st.pool.Query(ctx, `
+		SELECT id, paper_id, body FROM paper_notes
+		 WHERE user_id = $1 AND paper_id = ANY($2) AND source = 'user' AND external_key IS NULL AND btrim(body) <> ''
+		 ORDER BY created_at, id`, userID, paperIDs)
+	if err != nil {
+		return nil, fmt.Errorf("papers: notes to push: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[OwnNote])
+	if err != nil {
+		return nil, fmt.Errorf("papers: notes to push: %w", err)
+	}
+	return out, nil
+}
+
+// MarkNotePushed records the key the reference manager gave the user's own note,
+// so it is pushed once and never synced back as a copy.
+func (st *Store) MarkNotePushed(ctx context.Context, userID, noteID uuid.UUID, key string, version int64) error {
+	_, err := st.pool.Exec(ctx, `
+		UPDATE paper_notes SET external_key = $3, external_version = $4
+		 WHERE id = $2 AND user_id = $1 AND source = 'user'`, userID, noteID, key, version)
+	if err != nil {
+		return fmt.Errorf("papers: mark a note pushed: %w", err)
+	}
+	return nil
 }

@@ -3,7 +3,9 @@ package refsync
 import (
 	"context"
 	"fmt"
+	"html"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,6 +29,9 @@ func Marker(paperID uuid.UUID) string { return refmanager.MarkerPrefix + " " + p
 // PushReport is what one push did.
 type PushReport struct {
 	Created, Linked, Unchanged, Failed int
+	// Notes is how many of the user's own notes went to the manager as child
+	// notes of their papers' items.
+	Notes int
 	// Errors say, per failed paper, why (in words).
 	Errors []string `json:"errors,omitempty"`
 }
@@ -76,9 +81,57 @@ func (s *Syncer) Push(ctx context.Context, userID uuid.UUID, projects []ProjectP
 			if err := s.rememberPushed(ctx, userID, lib, items, resp.Results, &rep); err != nil {
 				return rep, err
 			}
+			if err := s.pushNotes(ctx, m, acct.Credentials, store, userID, lib, batch, &rep); err != nil {
+				return rep, err
+			}
 		}
 	}
 	return rep, nil
+}
+
+// pushNotes writes the user's own notes on the papers, not pushed before, as
+// child notes of the papers' items, and remembers each one's key so that it is
+// pushed once and never synced back as a copy. A refused note is reported and
+// the others go on.
+func (s *Syncer) pushNotes(ctx context.Context, m refmanager.Manager, creds map[string]string, store *papers.Store,
+	userID uuid.UUID, lib string, ids []uuid.UUID, rep *PushReport) error {
+	notes, err := store.UnpushedNotes(ctx, userID, ids)
+	if err != nil || len(notes) == 0 {
+		return err
+	}
+	keys, err := keysOf(ctx, s.Pool, userID, lib, ids)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		item := keys[n.PaperID]
+		if item == "" {
+			continue
+		}
+		resp, err := m.WriteNote(ctx, &refmanager.WriteNoteRequest{Credentials: creds, LibraryID: lib,
+			Note: refmanager.Note{ParentItemKey: item, HTML: noteHTML(n.Body)}})
+		if err != nil {
+			rep.Errors = append(rep.Errors, "a note could not be written: "+err.Error())
+			continue
+		}
+		if err := store.MarkNotePushed(ctx, userID, n.ID, resp.Note.Key, resp.Note.Version); err != nil {
+			return err
+		}
+		rep.Notes++
+	}
+	return nil
+}
+
+// noteHTML is a plain-text note as Zotero's note HTML: one paragraph per line,
+// escaped.
+func noteHTML(body string) string {
+	var b strings.Builder
+	for line := range strings.SplitSeq(strings.TrimSpace(body), "\n") {
+		b.WriteString("<p>")
+		b.WriteString(html.EscapeString(strings.TrimSpace(line)))
+		b.WriteString("</p>")
+	}
+	return b.String()
 }
 
 // pushItems are the papers of ids the user may see, as push items with the keys

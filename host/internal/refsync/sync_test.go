@@ -34,6 +34,7 @@ type remote struct {
 	removed map[string]int64
 	calls   int
 	pushes  []*refmanager.PushRequest
+	written []refmanager.Note
 }
 
 type remoteItem struct {
@@ -109,8 +110,19 @@ func (r *remote) Notes(_ context.Context, req *refmanager.NotesRequest) (*refman
 	return &refmanager.NotesResponse{Notes: slices.Clone(r.items[req.ItemKey].notes)}, nil
 }
 
-func (r *remote) WriteNote(context.Context, *refmanager.WriteNoteRequest) (*refmanager.WriteNoteResponse, error) {
-	return nil, protocol.Unsupported("not in this test")
+// WriteNote adds a child note to the item, as the manager would.
+func (r *remote) WriteNote(_ context.Context, req *refmanager.WriteNoteRequest) (*refmanager.WriteNoteResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.version++
+	n := req.Note
+	n.Key, n.Version = "NOTE"+strconv.FormatInt(r.version, 10), r.version
+	if it, ok := r.items[n.ParentItemKey]; ok {
+		it.notes = append(it.notes, n)
+		it.version = r.version
+	}
+	r.written = append(r.written, n)
+	return &refmanager.WriteNoteResponse{Note: n}, nil
 }
 
 // Push creates an item for each paper without a key and reports the others
@@ -361,4 +373,36 @@ func TestPushFilesProjectPapersOnceAndRemembersTheirKeys(t *testing.T) {
 	var origin string
 	require.NoError(t, f.pool.QueryRow(ctx, `SELECT origin FROM refmanager_links WHERE user_id = $1 AND paper_id = $2`, f.ann, own).Scan(&origin))
 	require.Equal(t, "push", origin)
+}
+
+// The user's own notes go to Zotero once, as child notes of the paper's item,
+// and the sync does not bring them back as copies.
+func TestOwnNotesArePushedOnceAndNotSyncedBack(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.remote.put("AAAA1111", attention())
+	_, err := f.syncer.Run(ctx, f.ann)
+	require.NoError(t, err)
+	id := f.paperOf(t, f.ann, "AAAA1111")
+	_, err = f.pool.Exec(ctx, `INSERT INTO paper_notes (user_id, paper_id, body) VALUES ($1, $2, $3)`, f.ann, id,
+		"Section 3 <is> the key.\nCompare with RNNs.")
+	require.NoError(t, err)
+	projects := []ProjectPapers{{Name: "Thesis", Papers: []uuid.UUID{id}}}
+
+	rep, err := f.syncer.Push(ctx, f.ann, projects)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Notes)
+	require.Len(t, f.remote.written, 1)
+	require.Equal(t, "AAAA1111", f.remote.written[0].ParentItemKey)
+	require.Equal(t, "<p>Section 3 &lt;is&gt; the key.</p><p>Compare with RNNs.</p>", f.remote.written[0].HTML)
+
+	rep, err = f.syncer.Push(ctx, f.ann, projects)
+	require.NoError(t, err)
+	require.Zero(t, rep.Notes, "pushed once")
+	require.Len(t, f.remote.written, 1)
+
+	_, err = f.syncer.Run(ctx, f.ann)
+	require.NoError(t, err)
+	require.Equal(t, counts{library: 1, links: 1, refNotes: 0, ownNotes: 1, papers: 1}, f.counts(t, f.ann),
+		"the pushed note is Ann's own, not a second copy from Zotero")
 }
