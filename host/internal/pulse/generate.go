@@ -232,7 +232,7 @@ func (g *Generator) discover(ctx context.Context, userID uuid.UUID, now time.Tim
 			case search.StatusBackoff:
 				st = SourceStatus{Status: "error", Message: "Skipped after repeated failures; Lectern tries again later."}
 			default:
-				st = SourceStatus{Status: "error", Message: "The source could not be reached or failed; the deck uses the others."}
+				st = SourceStatus{Status: "error", Message: sourceFailed}
 			}
 			if prev, ok := stats.Sources[r.Name]; !ok || prev.Status == "ok" {
 				stats.Sources[r.Name] = st
@@ -249,8 +249,28 @@ func (g *Generator) discover(ctx context.Context, userID uuid.UUID, now time.Tim
 			}
 		}
 	}
+	noneAnswered(stats)
 	return ids
 }
+
+// noneAnswered rewords the sources' troubles when not one of them answered:
+// there are no others for the deck to use.
+func noneAnswered(stats *Stats) {
+	for _, st := range stats.Sources {
+		if st.Status == "ok" {
+			return
+		}
+	}
+	for name, st := range stats.Sources {
+		if st.Message == sourceFailed {
+			st.Message = "The source could not be reached or failed; no other source answered either."
+			stats.Sources[name] = st
+		}
+	}
+}
+
+// sourceFailed is what a failing source's status says while others answer.
+const sourceFailed = "The source could not be reached or failed; the deck uses the others."
 
 // trackedAuthors are the followed authors as the author signal compares them.
 func trackedAuthors(authors []Author) []score.Author {

@@ -336,6 +336,8 @@ func TestANightTheSourcesFailedIsNotCalledQuiet(t *testing.T) {
 	require.Empty(t, d.Stats.Quiet)
 	require.Equal(t, "error", d.Stats.Sources["arxiv"].Status)
 	require.NotContains(t, d.Stats.Sources["arxiv"].Message, "dial tcp")
+	require.Contains(t, d.Stats.Sources["arxiv"].Message, "no other source answered either",
+		"with every source down there are no others for the deck to use")
 }
 
 // graphShelf is shelf with a citation graph: the papers citing the paper with
