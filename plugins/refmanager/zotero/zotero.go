@@ -1,11 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +14,7 @@ import (
 	"github.com/lectern-research/lectern/plugins/refmanager/zotero/webapi"
 	"github.com/lectern-research/lectern/sdk/protocol"
 	"github.com/lectern-research/lectern/sdk/refmanager"
+	"github.com/lectern-research/lectern/sdk/sourcehttp"
 )
 
 const version = "0.1.0"
@@ -63,22 +64,19 @@ func (z *Zotero) Describe(context.Context, *protocol.DescribeRequest) (*protocol
 func (z *Zotero) Configure(_ context.Context, req *protocol.ConfigureRequest) (*protocol.ConfigureResponse, error) {
 	base, wait := webapi.DefaultBaseURL, 10*time.Minute
 	for k, v := range req.Settings {
-		s, ok := v.(string)
-		switch {
-		case k == "base_url" && ok:
-			u, err := url.Parse(s)
-			if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-				return nil, protocol.BadRequest("base_url %q is not an http(s) URL", s)
+		switch k {
+		case "base_url":
+			u, err := sourcehttp.URLSetting(k, v)
+			if err != nil {
+				return nil, err
 			}
-			base = strings.TrimRight(s, "/")
-		case k == "max_wait" && ok:
-			d, err := time.ParseDuration(s)
-			if err != nil || d <= 0 {
-				return nil, protocol.BadRequest("max_wait %q is not a positive duration such as \"10m\"", s)
+			base = strings.TrimRight(u.String(), "/")
+		case "max_wait":
+			d, err := sourcehttp.PositiveDurationSetting(k, v)
+			if err != nil {
+				return nil, err
 			}
 			wait = d
-		case k == "base_url" || k == "max_wait":
-			return nil, protocol.BadRequest("setting %q must be a string", k)
 		default:
 			return nil, protocol.BadRequest("unknown setting %q (known: base_url, max_wait)", k)
 		}
@@ -136,7 +134,7 @@ func (z *Zotero) Libraries(ctx context.Context, req *refmanager.LibrariesRequest
 	out := &refmanager.LibrariesResponse{}
 	if key.Access.User.Library {
 		out.Libraries = append(out.Libraries, refmanager.Library{ID: libraryID(webapi.User(key.UserID)),
-			Name: cmpOr(key.Username, "My Library"), Type: refmanager.LibraryUser, Writable: key.Access.User.Write})
+			Name: cmp.Or(key.Username, "My Library"), Type: refmanager.LibraryUser, Writable: key.Access.User.Write})
 	}
 	if len(key.Access.Groups) == 0 {
 		return out, nil
@@ -157,13 +155,6 @@ func (z *Zotero) Libraries(ctx context.Context, req *refmanager.LibrariesRequest
 			Type: refmanager.LibraryGroup, Version: g.Version, Writable: a.Write})
 	}
 	return out, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // typed maps the client's errors to the protocol's, in words.
