@@ -46,7 +46,11 @@ func (w *syncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
 		return jobs.NewPublicError("bad_user", "refmanager.sync syncs its owner's library only.", nil)
 	}
 	_ = jobs.ReportProgress(ctx, 0, 1, "reading what changed in Zotero")
-	rep, err := w.syncer.Run(ctx, owner)
+	c, err := w.syncer.open(ctx, owner)
+	if err != nil {
+		return publicError(err)
+	}
+	rep, err := w.syncer.runOpen(ctx, owner, c)
 	if err != nil {
 		return publicError(err)
 	}
@@ -57,7 +61,7 @@ func (w *syncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
 		if err != nil {
 			return err
 		}
-		pushed, err := w.syncer.Push(ctx, owner, projects)
+		pushed, err := w.syncer.pushOpen(ctx, owner, c, projects)
 		if err != nil {
 			return publicError(err)
 		}

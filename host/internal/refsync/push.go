@@ -44,21 +44,17 @@ const maxPushBatch = 100
 // again (never duplicated), one holding the paper's DOI is linked, any other is
 // created once. The keys are remembered (refmanager_links, origin push).
 func (s *Syncer) Push(ctx context.Context, userID uuid.UUID, projects []ProjectPapers) (PushReport, error) {
+	c, err := s.open(ctx, userID)
+	if err != nil {
+		return PushReport{}, err
+	}
+	return s.pushOpen(ctx, userID, c, projects)
+}
+
+// pushOpen is Push over an open connection.
+func (s *Syncer) pushOpen(ctx context.Context, userID uuid.UUID, c conn, projects []ProjectPapers) (PushReport, error) {
 	var rep PushReport
-	acct, err := s.Account(ctx, userID)
-	if err != nil {
-		return rep, err
-	}
-	m, err := s.Manager()
-	if err != nil {
-		return rep, fmt.Errorf("%w (%w)", ErrNoPlugin, err)
-	}
-	lib := acct.LibraryID
-	if lib == "" {
-		if lib, err = ownLibrary(ctx, m, acct.Credentials); err != nil {
-			return rep, err
-		}
-	}
+	m, lib := c.m, c.lib
 	since, err := versionOf(ctx, s.Pool, userID, lib)
 	if err != nil {
 		return rep, err
@@ -73,7 +69,7 @@ func (s *Syncer) Push(ctx context.Context, userID uuid.UUID, projects []ProjectP
 			if len(items) == 0 {
 				continue
 			}
-			resp, err := m.Push(ctx, &refmanager.PushRequest{Credentials: acct.Credentials, LibraryID: lib,
+			resp, err := m.Push(ctx, &refmanager.PushRequest{Credentials: c.creds, LibraryID: lib,
 				Collection: p.Name, Items: items, SinceVersion: since})
 			if err != nil {
 				return rep, err
@@ -81,7 +77,7 @@ func (s *Syncer) Push(ctx context.Context, userID uuid.UUID, projects []ProjectP
 			if err := s.rememberPushed(ctx, userID, lib, items, resp.Results, &rep); err != nil {
 				return rep, err
 			}
-			if err := s.pushNotes(ctx, m, acct.Credentials, store, userID, lib, batch, &rep); err != nil {
+			if err := s.pushNotes(ctx, m, c.creds, store, userID, lib, batch, &rep); err != nil {
 				return rep, err
 			}
 		}

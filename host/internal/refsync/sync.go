@@ -71,28 +71,50 @@ type Report struct {
 	Version int64 `json:"version"`
 }
 
-// Run syncs the user's library once and records the outcome.
-func (s *Syncer) Run(ctx context.Context, userID uuid.UUID) (Report, error) {
+// conn is a user's way to their library: the plugin, their credentials and the
+// library's id.
+type conn struct {
+	m     refmanager.Manager
+	creds map[string]string
+	lib   string
+}
+
+// open finds the user's account, the plugin and the library to sync.
+func (s *Syncer) open(ctx context.Context, userID uuid.UUID) (conn, error) {
 	acct, err := s.Account(ctx, userID)
 	if err != nil {
-		return Report{}, err
+		return conn{}, err
 	}
 	m, err := s.Manager()
 	if err != nil {
-		return Report{}, fmt.Errorf("%w (%w)", ErrNoPlugin, err)
+		return conn{}, fmt.Errorf("%w (%w)", ErrNoPlugin, err)
 	}
-	lib := acct.LibraryID
-	if lib == "" {
-		if lib, err = ownLibrary(ctx, m, acct.Credentials); err != nil {
-			return Report{}, err
+	c := conn{m: m, creds: acct.Credentials, lib: acct.LibraryID}
+	if c.lib == "" {
+		if c.lib, err = ownLibrary(ctx, m, acct.Credentials); err != nil {
+			return conn{}, err
 		}
 	}
-	rep, err := s.run(ctx, m, userID, acct.Credentials, lib)
+	return c, nil
+}
+
+// Run syncs the user's library once and records the outcome.
+func (s *Syncer) Run(ctx context.Context, userID uuid.UUID) (Report, error) {
+	c, err := s.open(ctx, userID)
+	if err != nil {
+		return Report{}, err
+	}
+	return s.runOpen(ctx, userID, c)
+}
+
+// runOpen is Run over an open connection.
+func (s *Syncer) runOpen(ctx context.Context, userID uuid.UUID, c conn) (Report, error) {
+	rep, err := s.run(ctx, c.m, userID, c.creds, c.lib)
 	words := ""
 	if err != nil {
 		words = err.Error()
 	}
-	if rerr := recordRun(context.WithoutCancel(ctx), s.Pool, userID, lib, s.now(), rep, words); rerr != nil && err == nil {
+	if rerr := recordRun(context.WithoutCancel(ctx), s.Pool, userID, c.lib, s.now(), rep, words); rerr != nil && err == nil {
 		err = rerr
 	}
 	return rep, err
