@@ -27,6 +27,15 @@ func (a *App) newRefSync(now func() time.Time) *refsync.Syncer {
 			if a.Plugins == nil {
 				return nil, errors.New("no plugin host")
 			}
+			// A disabled plugin still has a client whose calls fail as if Zotero
+			// were down; say instead that it is off.
+			st, err := a.Plugins.StatusOf(zoteroPlugin)
+			if err != nil {
+				return nil, err
+			}
+			if !st.Enabled {
+				return nil, errors.New("the zotero plugin is disabled")
+			}
 			return a.Plugins.RefManager(zoteroPlugin)
 		},
 		Account: a.zoteroAccount}

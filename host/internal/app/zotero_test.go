@@ -3,13 +3,17 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/jobs"
+	"github.com/lectern-research/lectern/host/internal/pluginhost"
+	"github.com/lectern-research/lectern/sdk/protocol"
 )
 
 // A user sets their Zotero key in Settings: the status says so, the hourly sync
@@ -59,7 +63,12 @@ func TestZoteroKeyStatusAndSyncNow(t *testing.T) {
 // in words.
 func TestZoteroSyncWithoutThePluginSaysSo(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
+	// The plugin is listed but disabled, as plugins.toml ships it.
+	host := pluginhost.New([]pluginhost.Entry{{Name: "zotero", Kind: protocol.KindRefManager, Path: "/nonexistent/zotero",
+		Enabled: false, CallTimeout: time.Second, MaxConcurrency: 1}}, pluginhost.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, host.Start(context.Background()))
+	t.Cleanup(host.Close)
+	b := setupWith(t, nil, func(o *Options) { o.Plugins = host })
 	b.user(t, "ann@example.org", "user")
 	cookie := b.signIn(t, "ann@example.org")
 	rec := b.do(t, req{method: http.MethodPut, path: "/api/settings/config/zotero.api_key", cookie: cookie,
