@@ -527,8 +527,9 @@ func (m *managed) run(ctx context.Context) {
 			}
 			m.fail(err)
 			if isRefusal(err) {
-				m.setState(StateFailed)
+				// Logged first: whoever sees the failed state finds the reason logged.
 				m.log.Error("plugin refused", "error", err)
+				m.setState(StateFailed)
 				if !m.wait(ctx, 0) {
 					return
 				}
