@@ -307,6 +307,9 @@ func (a *App) newQueue(ctx context.Context, adjust func(*jobs.Config) error, now
 	if err := refsync.RegisterJobs(reg, a.RefSync, zoteroUsers, a.projectPapers); err != nil {
 		return nil, err
 	}
+	if err := refsync.RegisterInstanceJobs(reg, a.RefSync); err != nil {
+		return nil, err
+	}
 	cfg := jobs.Config{Pool: a.Pool, Logger: a.Logger, Registry: reg,
 		QueueWorkers: map[string]int{ingest.Queue: ingest.Workers(), enrich.Queue: 2},
 		PurgeFunc:    PurgeFunc(a.Pool, a.Audit, a.Logger)}

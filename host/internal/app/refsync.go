@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -38,7 +39,92 @@ func (a *App) newRefSync(now func() time.Time) *refsync.Syncer {
 			}
 			return a.Plugins.RefManager(zoteroPlugin)
 		},
-		Account: a.zoteroAccount}
+		Account: a.zoteroAccount, Instance: a.zoteroInstance}
+}
+
+// The instance's Zotero setup (deployment-wide settings, admins only).
+const (
+	keyZoteroInstanceKey    = "zotero.instance_api_key"
+	keyZoteroInstanceGroups = "zotero.instance_groups"
+)
+
+// zoteroInstance reads the group libraries an admin set up for the instance.
+func (a *App) zoteroInstance(ctx context.Context) (refsync.InstanceAccount, error) {
+	cfg, err := (zoteroInstanceStore{a.Settings}).InstanceConfig(ctx)
+	if err != nil {
+		return refsync.InstanceAccount{}, err
+	}
+	if !cfg.KeySet || len(cfg.Groups) == 0 {
+		return refsync.InstanceAccount{}, refsync.ErrInstanceNotConfigured
+	}
+	key, err := a.Settings.SystemSecret(ctx, keyZoteroInstanceKey)
+	if err != nil {
+		return refsync.InstanceAccount{}, fmt.Errorf("read the instance's Zotero key: %w", err)
+	}
+	acct := refsync.InstanceAccount{Credentials: map[string]string{"api_key": strings.TrimSpace(key)}}
+	for _, g := range cfg.Groups {
+		acct.Libraries = append(acct.Libraries, "groups/"+g)
+	}
+	return acct, nil
+}
+
+// zoteroInstanceAPI is the admin's setup of the instance's group libraries.
+func (a *App) zoteroInstanceAPI() *refsync.InstanceAPI {
+	return refsync.NewInstanceAPI(a.RefSync, zoteroInstanceStore{a.Settings}, func(ctx context.Context) (*jobs.Envelope, error) {
+		return a.Jobs.Enqueue(ctx, uuid.Nil, refsync.SyncInstanceArgs{})
+	})
+}
+
+// zoteroInstanceStore keeps the instance's Zotero setup in deployment-wide
+// settings: the key sealed like every secret, the groups as a JSON list.
+type zoteroInstanceStore struct{ settings *userconfig.Store }
+
+func (s zoteroInstanceStore) InstanceConfig(ctx context.Context) (refsync.InstanceConfig, error) {
+	var out refsync.InstanceConfig
+	entries, err := s.settings.ListSystem(ctx, "zotero.instance_")
+	if err != nil {
+		return out, err
+	}
+	for _, e := range entries {
+		switch e.Key {
+		case keyZoteroInstanceKey:
+			out.KeySet, out.KeyMasked = true, e.Masked
+		case keyZoteroInstanceGroups:
+			if err := json.Unmarshal(e.Value, &out.Groups); err != nil {
+				return out, fmt.Errorf("read %s: %w", keyZoteroInstanceGroups, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s zoteroInstanceStore) PutInstanceConfig(ctx context.Context, key *string, groups *[]string) error {
+	if key != nil {
+		if err := s.putOrDelete(ctx, keyZoteroInstanceKey, *key, *key == ""); err != nil {
+			return err
+		}
+	}
+	if groups != nil {
+		if err := s.putOrDelete(ctx, keyZoteroInstanceGroups, *groups, len(*groups) == 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s zoteroInstanceStore) putOrDelete(ctx context.Context, key string, v any, remove bool) error {
+	if remove {
+		if err := s.settings.DeleteSystem(ctx, key); err != nil && !errors.Is(err, userconfig.ErrNotFound) {
+			return err
+		}
+		return nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = s.settings.PutSystem(ctx, key, raw)
+	return err
 }
 
 // zoteroAccount reads the user's Zotero settings: the sealed zotero.api_key, and
@@ -83,9 +169,11 @@ func (a *App) plainSetting(ctx context.Context, userID uuid.UUID, key string) (s
 
 // refSyncAPI is the Zotero integration's HTTP API over the App's queue.
 func (a *App) refSyncAPI() *refsync.API {
-	return refsync.NewAPI(a.RefSync, func(ctx context.Context, owner uuid.UUID) (*jobs.Envelope, error) {
+	api := refsync.NewAPI(a.RefSync, func(ctx context.Context, owner uuid.UUID) (*jobs.Envelope, error) {
 		return a.Jobs.Enqueue(ctx, owner, refsync.SyncArgs{})
 	})
+	api.Instance = a.zoteroInstanceAPI()
+	return api
 }
 
 // projectPapers lists the user's active projects with their papers, for the push

@@ -174,6 +174,9 @@ var tenancyCases = map[string]tenancyCase{
 	"PATCH /api/admin/plugins/{name}":         {kind: adminOnly},
 	"GET /api/admin/messenger":                {kind: adminOnly},
 	"PUT /api/admin/messenger":                {kind: adminOnly},
+	"GET /api/admin/zotero":                   {kind: adminOnly},
+	"PUT /api/admin/zotero":                   {kind: adminOnly},
+	"POST /api/admin/zotero/sync":             {kind: adminOnly},
 
 	// Testing an endpoint makes the host connect out: admins only (llmgw.Probe).
 	"POST /api/admin/llm/providers/{provider}/test": {kind: adminOnly},

@@ -211,10 +211,30 @@ func (h *handler) zoteroRoutes() []Route {
 		}
 		return Route{method, pattern, auth.StrictWithOwnerOverride, fn(z)}
 	}
-	return []Route{
+	return append([]Route{
 		route(http.MethodGet, "/api/integrations/zotero", func(a *refsync.API) http.HandlerFunc { return a.Status }),
 		route(http.MethodPost, "/api/integrations/zotero/test", func(a *refsync.API) http.HandlerFunc { return a.Test }),
 		route(http.MethodPost, "/api/integrations/zotero/sync", func(a *refsync.API) http.HandlerFunc { return a.Sync }),
+	}, h.zoteroInstanceRoutes()...)
+}
+
+// zoteroInstanceRoutes are the admin's setup of the group libraries the whole
+// instance syncs.
+func (h *handler) zoteroInstanceRoutes() []Route {
+	var z *refsync.InstanceAPI
+	if h.Zotero != nil {
+		z = h.Zotero.Instance
+	}
+	route := func(method, pattern string, fn func(*refsync.InstanceAPI) http.HandlerFunc) Route {
+		if z == nil {
+			return Route{method, pattern, auth.AdminSession, unavailable("The Zotero integration is not running on this host.")}
+		}
+		return Route{method, pattern, auth.AdminSession, fn(z)}
+	}
+	return []Route{
+		route(http.MethodGet, "/api/admin/zotero", func(a *refsync.InstanceAPI) http.HandlerFunc { return a.Get }),
+		route(http.MethodPut, "/api/admin/zotero", func(a *refsync.InstanceAPI) http.HandlerFunc { return a.Put }),
+		route(http.MethodPost, "/api/admin/zotero/sync", func(a *refsync.InstanceAPI) http.HandlerFunc { return a.Sync }),
 	}
 }
 

@@ -435,3 +435,34 @@ func TestEnvelopeFromRow(t *testing.T) {
 	require.Equal(t, uuid.Nil, ownerOf([]byte(`{"lectern_owner":null}`)))
 	require.Equal(t, uuid.Nil, ownerOf([]byte(`{}`)))
 }
+
+func TestHourlyAtNext(t *testing.T) {
+	t.Parallel()
+	h := HourlyAt(17)
+	cases := []struct{ now, want string }{
+		{"2026-03-01T00:00:00Z", "2026-03-01T00:17:00Z"},
+		{"2026-03-01T00:16:59Z", "2026-03-01T00:17:00Z"},
+		{"2026-03-01T00:17:00Z", "2026-03-01T01:17:00Z"},
+		{"2026-12-31T23:30:00Z", "2027-01-01T00:17:00Z"},
+	}
+	for _, tc := range cases {
+		now, err := time.Parse(time.RFC3339, tc.now)
+		require.NoError(t, err)
+		want, err := time.Parse(time.RFC3339, tc.want)
+		require.NoError(t, err)
+		require.True(t, want.Equal(h.Next(now)), "%s: got %s", tc.now, h.Next(now))
+	}
+}
+
+func TestSchedulePeriodicAddsToTheTableOnce(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry()
+	require.ErrorContains(t, reg.SchedulePeriodic(Periodic{Args: PurgeArgs{}}), "schedule and args are required")
+	require.NoError(t, reg.SchedulePeriodic(Periodic{Schedule: HourlyAt(5), Args: PurgeArgs{}}))
+	require.ErrorContains(t, reg.SchedulePeriodic(Periodic{Schedule: DailyAt(1, 0), Args: PurgeArgs{}}), "already scheduled")
+
+	rt := &runtime{reg: reg.snapshot(), cfg: Config{}}
+	require.NoError(t, registerBuiltins(rt.reg, rt))
+	builtins := len(periodicJobs(&runtime{reg: NewRegistry().snapshot(), cfg: Config{}}))
+	require.Len(t, periodicJobs(rt), builtins+1, "the scheduled job joins the host's table")
+}

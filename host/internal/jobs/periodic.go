@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,6 +38,12 @@ func periodicJobs(rt *runtime) []*river.PeriodicJob {
 		{dailyAt{hour: 2, minute: 30}, PruneProgressArgs{}},
 		{dailyAt{hour: 3, minute: 30}, TrainClassifierArgs{}},
 	}
+	for _, p := range rt.reg.periodics {
+		table = append(table, struct {
+			schedule river.PeriodicSchedule
+			args     river.JobArgs
+		}{p.Schedule, p.Args})
+	}
 	if len(rt.reg.schedules) > 0 {
 		table = append(table, struct {
 			schedule river.PeriodicSchedule
@@ -56,6 +63,51 @@ func periodicJobs(rt *runtime) []*river.PeriodicJob {
 		}, &river.PeriodicJobOpts{ID: args.Kind()}))
 	}
 	return out
+}
+
+// Periodic is a job without an owner that runs on a schedule, on the elected
+// leader host only, for example an instance-wide sync.
+type Periodic struct {
+	// Schedule says when; HourlyAt and DailyAt make the common ones.
+	Schedule river.PeriodicSchedule
+	// Args is the job; its kind must be registered.
+	Args river.JobArgs
+}
+
+// HourlyAt fires at minute past every hour.
+func HourlyAt(minute int) river.PeriodicSchedule { return hourlyAt{minute: minute} }
+
+// DailyAt fires once a day at hour:minute UTC.
+func DailyAt(hour, minute int) river.PeriodicSchedule { return dailyAt{hour: hour, minute: minute} }
+
+// SchedulePeriodic adds a periodic job to the host's table. Add it before New;
+// one job per kind.
+func (r *Registry) SchedulePeriodic(p Periodic) error {
+	if p.Schedule == nil || p.Args == nil {
+		return errors.New("jobs: periodic job: a schedule and args are required")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, other := range r.periodics {
+		if other.Args.Kind() == p.Args.Kind() {
+			return fmt.Errorf("jobs: periodic job %s: already scheduled", p.Args.Kind())
+		}
+	}
+	r.periodics = append(r.periodics, p)
+	return nil
+}
+
+// hourlyAt is a schedule that fires at minute past every hour.
+type hourlyAt struct{ minute int }
+
+// Next returns the first :minute strictly after t.
+func (h hourlyAt) Next(t time.Time) time.Time {
+	t = t.UTC()
+	next := time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), h.minute, 0, 0, time.UTC)
+	if !next.After(t) {
+		next = next.Add(time.Hour)
+	}
+	return next
 }
 
 // dailyAt is a schedule that fires once a day at hour:minute UTC.

@@ -137,6 +137,7 @@ type Registry struct {
 	mu        sync.Mutex
 	kinds     map[string]*kind
 	schedules []UserDaily
+	periodics []Periodic
 }
 
 // NewRegistry returns an empty registry.
@@ -205,7 +206,7 @@ func (r *Registry) has(name string) bool {
 func (r *Registry) snapshot() *Registry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return &Registry{kinds: maps.Clone(r.kinds), schedules: slices.Clone(r.schedules)}
+	return &Registry{kinds: maps.Clone(r.kinds), schedules: slices.Clone(r.schedules), periodics: slices.Clone(r.periodics)}
 }
 
 func (r *Registry) lookup(name string) (*kind, bool) {

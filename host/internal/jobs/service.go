@@ -165,6 +165,11 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err := registerBuiltins(rt.reg, rt); err != nil {
 		return nil, err
 	}
+	for _, p := range rt.reg.periodics {
+		if !rt.reg.has(p.Args.Kind()) {
+			return nil, fmt.Errorf("jobs: new: periodic job %s: its kind is not registered", p.Args.Kind())
+		}
+	}
 
 	workers := river.NewWorkers()
 	queues := map[string]river.QueueConfig{}

@@ -20,6 +20,9 @@ import (
 type API struct {
 	syncer  *Syncer
 	enqueue func(ctx context.Context, owner uuid.UUID) (*jobs.Envelope, error)
+	// Instance serves the admin's setup of the instance's group libraries
+	// (/api/admin/zotero); nil: not offered.
+	Instance *InstanceAPI
 }
 
 // NewAPI returns the API; enqueue starts the caller's refmanager.sync.

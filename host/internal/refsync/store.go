@@ -118,7 +118,7 @@ func recordRun(ctx context.Context, pool *pgxpool.Pool, userID uuid.UUID, librar
 		       last_ok_at = coalesce(EXCLUDED.last_ok_at, refmanager_sync_state.last_ok_at),
 		       added = EXCLUDED.added, updated = EXCLUDED.updated, removed = EXCLUDED.removed,
 		       notes = EXCLUDED.notes, capped = EXCLUDED.capped, last_error = EXCLUDED.last_error`,
-		userID, libraryID, at, r.Added, r.Updated, r.Removed, r.Notes, r.Capped, nullable(runErr))
+		userID, libraryID, at, r.Added, r.Updated, r.Removed, r.Notes, r.Capped, nullable(truncate(runErr, 2000)))
 	if err != nil {
 		return fmt.Errorf("refsync: record the run: %w", err)
 	}

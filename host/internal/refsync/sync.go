@@ -48,6 +48,9 @@ type Syncer struct {
 	Manager func() (refmanager.Manager, error)
 	// Account returns the user's account, or ErrNotConfigured.
 	Account func(ctx context.Context, userID uuid.UUID) (Account, error)
+	// Instance returns the group libraries an admin set up for the whole
+	// instance, or ErrInstanceNotConfigured; nil: none.
+	Instance func(ctx context.Context) (InstanceAccount, error)
 	// MaxNew bounds the papers one run adds to the library (default 20); the next
 	// run goes on where it stopped.
 	MaxNew int

@@ -41,7 +41,8 @@ var keyPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$`)
 
 // systemKeys are deployment-wide keys: stored with a NULL owner, written by admin
 // routes, never through a user's settings.
-var systemKeys = []string{"llm.", "messenger.bot_token", "messenger.owner_chat_id", "system.", "pulse.cron", "pulse.enabled"}
+var systemKeys = []string{"llm.", "messenger.bot_token", "messenger.owner_chat_id", "system.", "pulse.cron", "pulse.enabled",
+	"zotero.instance_api_key", "zotero.instance_groups"}
 
 // IsSystemKey reports whether key is deployment-wide.
 func IsSystemKey(key string) bool {

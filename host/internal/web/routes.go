@@ -113,6 +113,8 @@ func (h *handler) routes() []Route {
 		{post, "/settings/messenger/unpair", signedIn, u(h.messengerUnpair)},
 		{post, "/settings/zotero/test", signedIn, u(h.zoteroTest)},
 		{post, "/settings/zotero/sync", signedIn, u(h.zoteroSync)},
+		{post, "/settings/zotero/instance", adminOnly, a(h.zoteroInstancePut)},
+		{post, "/settings/zotero/instance/sync", adminOnly, a(h.zoteroInstanceSync)},
 		{get, "/settings/llm", adminOnly, a(h.llmPage)},
 		{post, "/settings/llm/providers/{provider}", adminOnly, a(h.llmProviderPut)},
 		{post, "/settings/llm/providers/{provider}/test", adminOnly, a(h.llmProviderTest)},

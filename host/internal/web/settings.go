@@ -28,6 +28,8 @@ type settingsData struct {
 	// just made.
 	Zotero      *zoteroStatus
 	ZoteroCheck *zoteroCheck
+	// ZoteroInstance is the instance's group libraries, for admins only.
+	ZoteroInstance *zoteroInstance
 }
 
 // settingsPage shows the caller's profile and per-user integration settings.
@@ -35,6 +37,7 @@ func (h *handler) settingsPage(w http.ResponseWriter, r *http.Request, s *sessio
 	d := &settingsData{Integrations: integrationKeys}
 	loadMessenger(s, v, d)
 	loadZotero(s, v, d)
+	loadZoteroInstance(s, d)
 	v.Title, v.Nav, v.Data = "Settings", "settings", d
 	var list struct {
 		Items []configEntry `json:"items"`

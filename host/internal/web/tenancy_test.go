@@ -97,6 +97,8 @@ var dashboardCases = map[string]idKind{
 	"POST /settings/messenger/unpair":              noID,
 	"POST /settings/zotero/test":                   noID,
 	"POST /settings/zotero/sync":                   noID,
+	"POST /settings/zotero/instance":               noID,
+	"POST /settings/zotero/instance/sync":          noID,
 	"GET /settings/llm":                            noID,
 	"POST /settings/llm/providers/{provider}":      providerParam,
 	"POST /settings/llm/roles/{role}":              roleParam,

@@ -3,7 +3,9 @@ package web
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // zoteroStatus is GET /api/integrations/zotero's answer.
@@ -68,4 +70,71 @@ func (h *handler) zoteroSync(w http.ResponseWriter, r *http.Request, s *session,
 		return
 	}
 	done(w, r, "/jobs/"+strconv.FormatInt(job.ID, 10), "Your Zotero sync has started.")
+}
+
+// zoteroInstance is GET /api/admin/zotero's answer: the group libraries the whole
+// instance syncs (admins only).
+type zoteroInstance struct {
+	APIKeySet    bool     `json:"api_key_set"`
+	APIKeyMasked string   `json:"api_key_masked"`
+	GroupIDs     []string `json:"group_ids"`
+	Libraries    []struct {
+		LibraryID string     `json:"library_id"`
+		LastRunAt *time.Time `json:"last_run_at"`
+		Added     int        `json:"added"`
+		Updated   int        `json:"updated"`
+		Removed   int        `json:"removed"`
+		Capped    bool       `json:"capped"`
+		Error     string     `json:"error"`
+	} `json:"libraries"`
+}
+
+// Groups is the group ids as the form shows them.
+func (z *zoteroInstance) Groups() string { return strings.Join(z.GroupIDs, ", ") }
+
+// loadZoteroInstance fills the admin's section of the settings page.
+func loadZoteroInstance(s *session, d *settingsData) {
+	if !s.me.IsAdmin() {
+		return
+	}
+	var z zoteroInstance
+	if err := s.c.get("/api/admin/zotero", &z); err != nil {
+		return
+	}
+	d.ZoteroInstance = &z
+}
+
+// zoteroInstancePut saves the instance's Zotero key (when one is typed) and its
+// group libraries.
+func (h *handler) zoteroInstancePut(w http.ResponseWriter, r *http.Request, s *session, v *view) {
+	body := map[string]any{"group_ids": splitGroups(r.PostFormValue("group_ids"))}
+	if key := strings.TrimSpace(r.PostFormValue("api_key")); key != "" {
+		body["api_key"] = key
+	}
+	if err := s.c.do(http.MethodPut, "/api/admin/zotero", body, nil); err != nil {
+		h.fail(w, r, s, v, err, h.settingsPage, nil)
+		return
+	}
+	done(w, r, "/settings#zotero-instance", "The instance's Zotero group libraries are saved.")
+}
+
+// splitGroups reads "123, 456 groups/789" into group ids.
+func splitGroups(s string) []string {
+	out := []string{}
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		out = append(out, f)
+	}
+	return out
+}
+
+// zoteroInstanceSync starts the instance's sync and shows its progress.
+func (h *handler) zoteroInstanceSync(w http.ResponseWriter, r *http.Request, s *session, v *view) {
+	var job struct {
+		ID int64 `json:"id"`
+	}
+	if err := s.c.do(http.MethodPost, "/api/admin/zotero/sync", nil, &job); err != nil {
+		h.fail(w, r, s, v, err, h.settingsPage, nil)
+		return
+	}
+	done(w, r, "/jobs/"+strconv.FormatInt(job.ID, 10), "The sync of the instance's group libraries has started.")
 }
