@@ -21,7 +21,7 @@ import (
 )
 
 // recordedLibrary serves the recorded Zotero items (../shared/fixtures/zotero) as
-// user 1's library, read-only except for deletions, at the API's paths.
+// user 1's library (and group 42's), read-only except for deletions, at the API's paths.
 type recordedLibrary struct {
 	mu      sync.Mutex
 	version int64
@@ -66,7 +66,8 @@ func (l *recordedLibrary) serve(w http.ResponseWriter, r *http.Request) {
 	since, _ := strconv.ParseInt(q.Get("since"), 10, 64)
 	w.Header().Set("Last-Modified-Version", strconv.FormatInt(l.version, 10))
 	send := func(v any) { _ = json.NewEncoder(w).Encode(v) }
-	switch path := r.URL.Path; {
+	// The same records serve as group 42's library (the instance's sync).
+	switch path := strings.Replace(r.URL.Path, "/groups/42/", "/users/1/", 1); {
 	case path == "/keys/current":
 		send(map[string]any{"userID": 1, "username": "testuser",
 			"access": map[string]any{"user": map[string]any{"library": true, "notes": true, "write": false}}})
@@ -146,4 +147,38 @@ func TestSyncingTheRecordedLibraryTwiceThroughThePlugin(t *testing.T) {
 	require.NoError(t, f.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM user_library WHERE user_id = $1 AND paper_id = $2)`,
 		f.ann, gone).Scan(&inLibrary))
 	require.False(t, inLibrary, "exactly the deleted item's paper left the library")
+}
+
+// TestSyncingTheRecordedLibraryAsTheInstancesGroupThroughThePlugin runs the real
+// plugin against the recorded records served as a group library the admin set
+// up: they become shared papers in nobody's library, once.
+func TestSyncingTheRecordedLibraryAsTheInstancesGroupThroughThePlugin(t *testing.T) {
+	lib, base := serveRecorded(t, "pyzotero_user_items_top.json", "webapi_user_items_with_note.json")
+	bin := plugintest.Build(t, "../../../plugins/refmanager/zotero")
+	host := pluginhost.New([]pluginhost.Entry{{Name: "zotero", Kind: protocol.KindRefManager, Path: bin, Enabled: true,
+		CallTimeout: 30 * time.Second, MaxConcurrency: 4, Settings: map[string]any{"base_url": base}}},
+		pluginhost.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, host.Start(context.Background()))
+	t.Cleanup(host.Close)
+
+	f := newFixture(t)
+	f.syncer.Manager = func() (refmanager.Manager, error) { return host.RefManager("zotero") }
+	f.syncer.MaxNew = 100
+	f.withGroups("groups/42")
+	ctx := context.Background()
+
+	reps, err := f.syncer.RunInstance(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []Report{{LibraryID: "groups/42", Added: 24, Version: lib.version}}, reps)
+	require.Equal(t, instanceCounts{links: 24, papers: 24, shared: 24}, f.instanceCounts(t))
+
+	reps, err = f.syncer.RunInstance(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []Report{{LibraryID: "groups/42", Version: lib.version}}, reps)
+
+	lib.remove("PQKBRC33")
+	reps, err = f.syncer.RunInstance(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, reps[0].Removed)
+	require.Equal(t, instanceCounts{links: 23, papers: 24, shared: 24}, f.instanceCounts(t))
 }
