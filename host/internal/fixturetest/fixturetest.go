@@ -30,6 +30,13 @@ func Lookup(path string) ([]byte, bool) {
 	return b, err == nil
 }
 
+// Find returns the fixtures folder and whether it is there, without skipping.
+func Find() (string, bool) {
+	d := dir()
+	fi, err := os.Stat(d)
+	return d, err == nil && fi.IsDir()
+}
+
 // dir is where the fixtures folder is: $LECTERN_FIXTURES, else ../shared/fixtures
 // beside the checkout.
 func dir() string {
