@@ -10,7 +10,7 @@ PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/*/main.go))
 # Packages of both modules of the workspace (root and sdk).
 PKGS := ./... ./sdk/...
 
-.PHONY: build run test test-qdrant bench bench-http lint fmt clean proto pdfjs
+.PHONY: build run test test-qdrant bench bench-http fuzz fuzz-short lint fmt clean proto pdfjs
 
 ## pdfjs: Mozilla's pdf.js for the reader page, from the npm registry at a pinned
 ## version whose tarball must match the pinned SHA-512 (scripts/vendor-pdfjs), into
@@ -66,6 +66,21 @@ bench-http: build
 	./scripts/ensure-tools --serve
 	$(GO) build -o bin/lectern-bench-http ./host/cmd/lectern-bench-http
 	./bin/lectern-bench-http --lectern bin/lectern $(BENCH_HTTP_FLAGS)
+
+## fuzz: every Go fuzz target (found by scripts/fuzz: each func FuzzX in a *_test.go),
+## one after another for FUZZTIME each (default 30s) with FUZZPARALLEL workers
+## (default 2); prints a table row per target for docs/reliability.md. A crasher
+## lands in the package's testdata/fuzz/FuzzX/: commit it with the fix.
+## FuzzJSONRoutes replays its 449 seeds (every operation of openapi.json, poisoned)
+## before it mutates, and Go counts that in -fuzztime: it gets FUZZTIME_JSON_ROUTES
+## (default 3m). fuzz-short: the CI slice, FUZZTIME=2s per target, without
+## FuzzJSONRoutes (make test already replays its seeds).
+FUZZTIME ?= 30s
+FUZZTIME_JSON_ROUTES ?= 3m
+fuzz:
+	FUZZTIME=$(FUZZTIME) FUZZTIME_FuzzJSONRoutes=$(FUZZTIME_JSON_ROUTES) ./scripts/fuzz
+fuzz-short:
+	FUZZTIME=2s FUZZSKIP='^FuzzJSONRoutes$$' ./scripts/fuzz
 
 ## lint: go vet, gofmt, golangci-lint (.golangci.yaml: depguard import fences, forbidigo,
 ## the standard linters) over both modules, then scripts/lint-fences, which plants imports

@@ -21,11 +21,20 @@ const FixturesEnv = "LECTERN_FIXTURES"
 // or no go.work is found.
 func FixturesDir(t testing.TB, sub string) string {
 	t.Helper()
+	dir, ok := fixturesDir(sub)
+	if !ok {
+		t.Skipf("fixtures folder %s is absent (set %s to the shared fixtures folder)", dir, FixturesEnv)
+	}
+	return dir
+}
+
+// fixturesDir is FixturesDir's lookup: the folder, and whether it exists.
+func fixturesDir(sub string) (string, bool) {
 	base := os.Getenv(FixturesEnv)
 	if base == "" {
 		dir, err := os.Getwd()
 		if err != nil {
-			t.Fatalf("plugintest: getwd: %v", err)
+			return "../shared/fixtures/" + sub, false
 		}
 		for {
 			if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
@@ -33,17 +42,15 @@ func FixturesDir(t testing.TB, sub string) string {
 			}
 			parent := filepath.Dir(dir)
 			if parent == dir {
-				t.Skipf("no go.work above the test directory, so no fixtures folder ../shared/fixtures/%s; set %s", sub, FixturesEnv)
+				return "../shared/fixtures/" + sub + " (no go.work above the test directory)", false
 			}
 			dir = parent
 		}
 		base = filepath.Join(dir, "..", "shared", "fixtures")
 	}
 	dir := filepath.Join(base, sub)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skipf("fixtures folder %s is absent (set %s to the shared fixtures folder)", dir, FixturesEnv)
-	}
-	return dir
+	st, err := os.Stat(dir)
+	return dir, err == nil && st.IsDir()
 }
 
 // ReadFixture returns the file name of the fixtures folder dir, failing the test

@@ -25,6 +25,11 @@
 // Unauthorized; with Options.Credentials it also pages through the first library
 // from the start and checks that the pages end and Through only moves forward.
 //
+// For the fuzz targets of a plugin's decoders, AddFixtureSeeds seeds a target from
+// the shared recordings and CheckPapers checks what a decoder made of an input:
+// valid papers, valid UTF-8, and no more text than four times the input (the
+// first-party sources use them; docs/reliability.md).
+//
 // This package follows semantic versioning with the sdk module.
 package plugintest
 

@@ -50,14 +50,24 @@ var monthNames = map[string]int{
 // are expanded; @comment and @preamble are skipped; LaTeX accents and braces are
 // turned into plain text. An entry that cannot be read becomes a LineError and the
 // parser goes on at the next @.
+//
+// The work is bounded by the input (issue 23): a file whose unclosed braces would
+// have every later entry rescan it to the end, or whose @string macros expand
+// into each other without end, is read up to where the bound is reached, and the
+// rest is reported as one LineError saying why.
 func ParseBibTeX(src string) ([]Entry, []LineError) {
-	p := &bibParser{src: src, line: 1, macros: map[string]string{}}
+	p := &bibParser{src: src, line: 1, macros: map[string]string{},
+		maxSteps: workFactor*len(src) + workSlack, maxExpanded: workFactor*len(src) + workSlack}
 	for k, v := range monthNames {
 		p.macros[k] = strconv.Itoa(v)
 	}
 	var entries []Entry
 	var errs []LineError
 	for p.skipTo('@') {
+		if reason := p.overBudget(); reason != "" {
+			errs = append(errs, LineError{p.line, reason})
+			break
+		}
 		start, startPos := p.line, p.pos
 		// On a broken entry, go on from just after its @: the next entry is found
 		// even when this one's braces never close.
@@ -99,11 +109,24 @@ func ParseBibTeX(src string) ([]Entry, []LineError) {
 	return entries, errs
 }
 
+// workFactor and workSlack bound a parse: at most workFactor passes over the
+// input (a well-formed file takes about one; each broken entry rescans from its @
+// to where it gives up), and values expanded from @string macros at most
+// workFactor times the input's size, each plus workSlack.
+const (
+	workFactor = 16
+	workSlack  = 1 << 16
+)
+
 type bibParser struct {
 	src    string
 	pos    int
 	line   int
 	macros map[string]string
+	// steps counts the bytes read, rescans included; expanded the bytes of the
+	// values read, macros expanded. Reading stops past maxSteps or maxExpanded.
+	steps, maxSteps       int
+	expanded, maxExpanded int
 }
 
 func (p *bibParser) advance() {
@@ -111,6 +134,19 @@ func (p *bibParser) advance() {
 		p.line++
 	}
 	p.pos++
+	p.steps++
+}
+
+// overBudget says why reading must stop here, or "" while the parse is within
+// its bounds.
+func (p *bibParser) overBudget() string {
+	switch {
+	case p.expanded > p.maxExpanded:
+		return fmt.Sprintf("reading stopped here: the @string macros expand to more than %d times the file's size; define them without nesting and import the file again", workFactor)
+	case p.steps > p.maxSteps:
+		return "reading stopped here: braces or quotes that never close make the rest of the file too costly to read; close them and import the file again"
+	}
+	return ""
 }
 
 func (p *bibParser) skipTo(c byte) bool {
@@ -199,6 +235,14 @@ func (p *bibParser) stringMacro() error {
 // value reads a field value: {braced}, "quoted", a number or a macro, joined by #.
 func (p *bibParser) value() (string, error) {
 	var b strings.Builder
+	write := func(s string) error {
+		if p.expanded+b.Len()+len(s) > p.maxExpanded {
+			p.expanded = p.maxExpanded + 1
+			return fmt.Errorf("the value expands past %d times the file's size", workFactor)
+		}
+		b.WriteString(s)
+		return nil
+	}
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.src) {
@@ -210,7 +254,9 @@ func (p *bibParser) value() (string, error) {
 			if err != nil {
 				return "", err
 			}
-			b.WriteString(inner)
+			if err := write(inner); err != nil {
+				return "", err
+			}
 		case c == '"':
 			p.advance()
 			start, depth := p.pos, 0
@@ -226,7 +272,9 @@ func (p *bibParser) value() (string, error) {
 			if p.pos >= len(p.src) {
 				return "", fmt.Errorf("a quoted value never closes")
 			}
-			b.WriteString(p.src[start:p.pos])
+			if err := write(p.src[start:p.pos]); err != nil {
+				return "", err
+			}
 			p.advance()
 		default:
 			word := p.ident()
@@ -234,9 +282,10 @@ func (p *bibParser) value() (string, error) {
 				return "", fmt.Errorf("unexpected %q in a field value", string(c))
 			}
 			if v, ok := p.macros[strings.ToLower(word)]; ok {
-				b.WriteString(v)
-			} else {
-				b.WriteString(word)
+				word = v
+			}
+			if err := write(word); err != nil {
+				return "", err
 			}
 		}
 		p.skipSpace()
@@ -244,6 +293,7 @@ func (p *bibParser) value() (string, error) {
 			p.advance()
 			continue
 		}
+		p.expanded += b.Len()
 		return b.String(), nil
 	}
 }
@@ -330,11 +380,13 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// splitAuthors splits a BibTeX author list on top-level " and ".
+// splitAuthors splits a BibTeX author list on top-level " and " (in any case). It
+// compares in place: a lower-cased copy is not aligned with s when lower-casing
+// changes a letter's length (the Kelvin sign K is three bytes, k one), which once
+// cut s out of range.
 func splitAuthors(s string) []string {
 	var out []string
 	depth, start := 0, 0
-	lower := strings.ToLower(s)
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '{':
@@ -342,7 +394,7 @@ func splitAuthors(s string) []string {
 		case '}':
 			depth--
 		}
-		if depth == 0 && strings.HasPrefix(lower[i:], " and ") {
+		if depth == 0 && i+5 <= len(s) && strings.EqualFold(s[i:i+5], " and ") {
 			out = append(out, strings.TrimSpace(s[start:i]))
 			start = i + 5
 			i += 4

@@ -18,16 +18,29 @@ var risTypes = map[string]string{
 	"UNPB": "unpublished", "ELEC": "misc", "GEN": "misc", "DATA": "misc",
 }
 
+// maxRISLine is the longest line ParseRIS reads.
+const maxRISLine = 1 << 20
+
 // ParseRIS reads every record of an RIS file. A record starts at TY and ends at ER;
 // a record without a title, a line outside a record, or a record that never ends is
-// reported with its line, and the others are kept.
+// reported with its line, and the others are kept. A line longer than maxRISLine
+// ends the reading there, with a LineError saying so.
 func ParseRIS(src string) ([]Entry, []LineError) {
 	var entries []Entry
 	var errs []LineError
 	var cur *Entry
 	var lastTag string
+	// more holds the abstract's continuation lines until the record ends: adding
+	// each to the abstract in turn copied it once per line, quadratic in a long one.
+	var more []string
+	finish := func() {
+		if cur != nil && len(more) > 0 {
+			cur.Abstract = strings.Join(append([]string{cur.Abstract}, more...), " ")
+		}
+		more = more[:0]
+	}
 	sc := bufio.NewScanner(strings.NewReader(strings.TrimPrefix(src, "\ufeff")))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), maxRISLine)
 	n := 0
 	for sc.Scan() {
 		n++
@@ -38,7 +51,7 @@ func ParseRIS(src string) ([]Entry, []LineError) {
 		m := risLine.FindStringSubmatch(line)
 		if m == nil {
 			if cur != nil && (lastTag == "AB" || lastTag == "N2") {
-				cur.Abstract += " " + strings.TrimSpace(line)
+				more = append(more, strings.TrimSpace(line))
 				continue
 			}
 			errs = append(errs, LineError{n, fmt.Sprintf("not an RIS line (TAG  - value): %q", truncate(line, 60))})
@@ -47,6 +60,7 @@ func ParseRIS(src string) ([]Entry, []LineError) {
 		tag, val := m[1], strings.TrimSpace(m[3])
 		lastTag = tag
 		if tag == "TY" {
+			finish()
 			if cur != nil {
 				errs = append(errs, LineError{cur.Line, "record has no ER line before the next TY"})
 			}
@@ -61,6 +75,7 @@ func ParseRIS(src string) ([]Entry, []LineError) {
 			continue
 		}
 		if tag == "ER" {
+			finish()
 			if cur.Title == "" {
 				errs = append(errs, LineError{cur.Line, "record has no title (TI or T1)"})
 			} else {
@@ -71,6 +86,10 @@ func ParseRIS(src string) ([]Entry, []LineError) {
 		}
 		risField(cur, tag, val)
 	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, LineError{n + 1, fmt.Sprintf("reading stopped here: the line is longer than %d MB; break it up and import the file again", maxRISLine>>20)})
+	}
+	finish()
 	if cur != nil {
 		errs = append(errs, LineError{cur.Line, "record never ends (no ER line)"})
 	}

@@ -163,6 +163,10 @@ func Parse(file string, data []byte) ([]Entry, error) {
 			s, ok := v.(string)
 			if !ok {
 				bad(at(key), "%s must be a string", key)
+			} else if required && strings.TrimSpace(s) == "" {
+				// name = "" once passed: an entry without a binary to start
+				// (FuzzParse, testdata/fuzz/FuzzParse).
+				bad(at(key), "%s must not be empty", key)
 			}
 			return s
 		}

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/fixturetest"
 )
 
 func TestNormalize(t *testing.T) {
@@ -235,6 +237,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add(paper, "In our study, 124 participants (women, n = 81) used the tool for eight weeks.")
 	f.Add("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "aaaa aaaa aaaa aaaa aaaa aaaa aaaa aaab")
 	f.Add("-1.5 x\u0301 \uFB01 n't", "1.5 x\u0301 fi not at all")
+	addFixtureQuotes(f)
 	f.Fuzz(func(t *testing.T, text, quote string) {
 		res := Verify(text, quote)
 		if res.Start >= 0 {
@@ -250,6 +253,30 @@ func FuzzVerify(f *testing.F) {
 			require.GreaterOrEqual(t, res.Start, 0)
 		}
 	})
+}
+
+// addFixtureQuotes seeds FuzzVerify with real paper text (the ground-truth full
+// text of a fixture PDF, 8 kB of it) and quotes taken from it: one verbatim, one
+// re-spaced across a line break with curly quotes, one with a word changed, one
+// from another paragraph stitched to it. Without the fixtures folder there are
+// no such seeds, and the target fuzzes on its own.
+func addFixtureQuotes(f *testing.F) {
+	b, ok := fixturetest.Lookup("pdfs/hindawi_rrp_2010_157939.groundtruth_fulltext.txt")
+	if !ok {
+		return
+	}
+	text := strings.ToValidUTF8(string(b[:min(len(b), 8<<10)]), "")
+	words := strings.Fields(text)
+	if len(words) < 400 {
+		return
+	}
+	verbatim := strings.Join(words[100:130], " ")
+	f.Add(text, verbatim)
+	f.Add(text, "\u201C"+strings.Join(words[200:215], "\n")+"\u201D")
+	changed := append([]string{}, words[300:330]...)
+	changed[15] = "fabricated"
+	f.Add(text, strings.Join(changed, " "))
+	f.Add(text, strings.Join(words[40:55], " ")+" "+strings.Join(words[350:365], " "))
 }
 
 // randomPaper returns text made of random words (some with digits,

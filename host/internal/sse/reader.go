@@ -5,13 +5,19 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// maxLine bounds one line of a stream a Reader accepts.
-const maxLine = 1 << 20
+// maxLine bounds one line of a stream a Reader accepts, and maxEvent the data of
+// one event, however many lines carry it (without it, data lines that never
+// reached a blank line grew the event without end).
+const (
+	maxLine  = 1 << 20
+	maxEvent = 8 << 20
+)
 
 // Reader parses a text/event-stream body into events, following the WHATWG
 // event-stream interpretation rules: comments are skipped, several data lines join
@@ -59,6 +65,9 @@ func (r *Reader) Next() (Event, error) {
 		case "event":
 			ev.Name = value
 		case "data":
+			if data.Len()+len(value)+1 > maxEvent {
+				return Event{}, fmt.Errorf("sse: an event is larger than %d MB", maxEvent>>20)
+			}
 			hasData = true
 			data.WriteString(value)
 			data.WriteByte('\n')
@@ -67,7 +76,9 @@ func (r *Reader) Next() (Event, error) {
 				r.lastEventID = value
 			}
 		case "retry":
-			if ms, err := strconv.Atoi(value); err == nil && ms >= 0 {
+			// A retry past what a time.Duration holds (292 years) is ignored: it
+			// once overflowed into a negative wait.
+			if ms, err := strconv.ParseInt(value, 10, 64); err == nil && ms >= 0 && ms <= math.MaxInt64/int64(time.Millisecond) {
 				ev.Retry = time.Duration(ms) * time.Millisecond
 			}
 		}

@@ -152,7 +152,7 @@ func apiError(method string, env *apiResponse, token string) outcome {
 	var retryAfter time.Duration
 	var migrateTo int64
 	if p := env.Parameters; p != nil {
-		retryAfter = time.Duration(p.RetryAfter) * time.Second
+		retryAfter = retryAfterWait(p.RetryAfter)
 		migrateTo = p.MigrateToChatID
 	}
 	switch {
@@ -176,6 +176,21 @@ func apiError(method string, env *apiResponse, token string) outcome {
 		return outcome{err: protocol.Unavailable(nil, "telegram %s: Telegram failed (HTTP %d: %s)", method, code, desc), retry: true}
 	}
 	return outcome{err: protocol.Unavailable(nil, "telegram %s: unexpected answer (HTTP %d: %s)", method, code, desc)}
+}
+
+// maxRetryAfter bounds how a retry_after is read: longer than any max_retry_wait,
+// so the call still ends at once as rate limited, and far from the overflow of
+// time.Duration (a retry_after of 9223372037 seconds once read as a negative wait,
+// which retried at once).
+const maxRetryAfter = 24 * time.Hour
+
+// retryAfterWait reads a retry_after in seconds as a wait: never negative, at most
+// maxRetryAfter.
+func retryAfterWait(seconds int) time.Duration {
+	if seconds <= 0 {
+		return 0
+	}
+	return time.Duration(min(seconds, int(maxRetryAfter/time.Second))) * time.Second
 }
 
 // notFoundPhrases are the Bad Request descriptions that mean the chat, message or

@@ -45,8 +45,8 @@ func toPaper(lib webapi.Library, it webapi.Item) paper.Paper {
 	if !doiLike(p.IDs.DOI) {
 		p.IDs.DOI = ""
 	}
-	if m := arxivInText.FindStringSubmatch(it.URL + "\n" + it.Extra); m != nil {
-		p.IDs.ArXivID = m[1]
+	if m := arxivInText.FindStringSubmatch(it.URL + "\n" + it.Extra); m != nil && arxivCase(m[1]) != "" {
+		p.IDs.ArXivID = arxivCase(m[1])
 		p.IDs.ArXivVersion, _ = strconv.Atoi(m[2])
 	} else if a := paper.ArXivFromDOI(p.IDs.DOI); a != "" {
 		p.IDs.ArXivID = a
@@ -58,6 +58,24 @@ func toPaper(lib webapi.Library, it webapi.Item) paper.Paper {
 	}
 	p.Authors = authors
 	return p
+}
+
+// arxivCase writes an arXiv id found in text the way arXiv does (an old-style id's
+// archive in lower case, its subject class in upper case: "math.GT/0309136"), or
+// "" when it is no id: users type "ARXIV: HEP-TH/9901001", which the host would
+// refuse as an identifier.
+func arxivCase(id string) string {
+	if archive, number, ok := strings.Cut(id, "/"); ok {
+		name, class, hasClass := strings.Cut(archive, ".")
+		id = strings.ToLower(name) + "/" + number
+		if hasClass {
+			id = strings.ToLower(name) + "." + strings.ToUpper(class) + "/" + number
+		}
+	}
+	if got, _, ok := paper.ParseArXivID(id); ok && got == id {
+		return id
+	}
+	return ""
 }
 
 var doiPattern = regexp.MustCompile(`^10\.\d{4,9}/\S+$`)
@@ -93,7 +111,10 @@ func workType(t string) string {
 	return "other"
 }
 
-// date reads Zotero's parsedDate ("2017-06-12", "2017-06", "2017").
+// date reads Zotero's parsedDate ("2017-06-12", "2017-06", "2017") at the finest
+// precision that makes a real date: "2017-02-31" is February 2017, and a year
+// outside 1000-9999 (the user's typing of "1" or "20177") is no date at all, which
+// the host would otherwise drop together with the whole date.
 func date(s string) paper.Date {
 	parts := strings.Split(s, "-")
 	var n [3]int
@@ -107,13 +128,14 @@ func date(s string) paper.Date {
 		}
 		n[i] = v
 	}
-	switch {
-	case len(parts) >= 3 && n[0] > 0 && n[1] >= 1 && n[1] <= 12 && n[2] >= 1 && n[2] <= 31:
-		return paper.Date{Year: n[0], Month: n[1], Day: n[2], Precision: paper.PrecisionDay}
-	case len(parts) >= 2 && n[0] > 0 && n[1] >= 1 && n[1] <= 12:
-		return paper.Date{Year: n[0], Month: n[1], Precision: paper.PrecisionMonth}
-	case len(parts) >= 1 && n[0] > 0:
-		return paper.Date{Year: n[0], Precision: paper.PrecisionYear}
+	for _, d := range []paper.Date{
+		{Year: n[0], Month: n[1], Day: n[2], Precision: paper.PrecisionDay},
+		{Year: n[0], Month: n[1], Precision: paper.PrecisionMonth},
+		{Year: n[0], Precision: paper.PrecisionYear},
+	}[3-min(len(parts), 3):] {
+		if d.Validate() == nil {
+			return d
+		}
 	}
 	return paper.Date{}
 }

@@ -391,6 +391,10 @@ func parseAuthors(s string) []paper.Author {
 			}
 		}
 	}
+	// Affiliations named by legend reference may add at most four times the line
+	// (plus 64 kB) in all, and each once per author: "A (1,1,1,...)" with a long
+	// legend entry once turned 11 kB of line into 5 MB of affiliations.
+	budget := 4*len(s) + 1<<16
 	var out []paper.Author
 	for _, p := range parts {
 		name := strings.TrimSpace(p.name)
@@ -408,9 +412,12 @@ func parseAuthors(s string) []paper.Author {
 				// the legend itself
 			case affRefRE.MatchString(g):
 				for _, k := range digitsRE.FindAllString(g, -1) {
-					if aff, ok := legend[k]; ok {
-						a.Affiliations = append(a.Affiliations, paper.Affiliation{Name: aff})
+					aff, ok := legend[k]
+					if !ok || len(aff) > budget || slices.Contains(a.Affiliations, paper.Affiliation{Name: aff}) {
+						continue
 					}
+					budget -= len(aff)
+					a.Affiliations = append(a.Affiliations, paper.Affiliation{Name: aff})
 				}
 			case g != "":
 				a.Affiliations = append(a.Affiliations, paper.Affiliation{Name: g})

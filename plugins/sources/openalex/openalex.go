@@ -610,7 +610,10 @@ func workPaper(w *work) (paper.Paper, bool) {
 }
 
 // invertedAbstract rebuilds the abstract text from OpenAlex's inverted index (word
-// to positions).
+// to positions). A position holds one word (the first, in word order, when the
+// index repeats one), and the text is at most four times the index as JSON: a
+// long word listed at thousands of positions once made 10 MB of abstract out of
+// 21 kB of answer, 1.6 GB out of the 32 MB a client reads.
 func invertedAbstract(idx map[string][]int) string {
 	if len(idx) == 0 {
 		return ""
@@ -620,17 +623,35 @@ func invertedAbstract(idx map[string][]int) string {
 		word string
 	}
 	var words []wp
+	size := 0 // the index's size as JSON, at least: each word, and two bytes a position
 	for w, ps := range idx {
+		size += len(w) + 2*len(ps)
 		for _, p := range ps {
-			words = append(words, wp{p, w})
+			if p >= 0 {
+				words = append(words, wp{p, w})
+			}
 		}
 	}
-	sort.Slice(words, func(i, j int) bool { return words[i].pos < words[j].pos })
-	parts := make([]string, len(words))
+	sort.Slice(words, func(i, j int) bool {
+		if words[i].pos != words[j].pos {
+			return words[i].pos < words[j].pos
+		}
+		return words[i].word < words[j].word
+	})
+	var b strings.Builder
 	for i, w := range words {
-		parts[i] = w.word
+		if i > 0 && w.pos == words[i-1].pos {
+			continue
+		}
+		if b.Len()+len(w.word)+1 > 4*size {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w.word)
 	}
-	return collapse(strings.Join(parts, " "))
+	return collapse(b.String())
 }
 
 // publicationDate prefers publication_date (day precision), else the year.

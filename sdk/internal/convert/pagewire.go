@@ -367,7 +367,7 @@ func measurePage(b []byte) (int, slabs, error) {
 // for a length-delimited field, its body.
 func eachField(b []byte, fn func(num protowire.Number, typ protowire.Type, body []byte) error) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
 			return protowire.ParseError(n)
 		}
@@ -409,12 +409,24 @@ func (d *decoder) more() bool { return d.pos < d.end }
 func (d *decoder) rest() []byte { return d.page.b[d.pos:d.end] }
 
 func (d *decoder) tag() (protowire.Number, protowire.Type, error) {
-	num, typ, n := protowire.ConsumeTag(d.rest())
+	num, typ, n := consumeTag(d.rest())
 	if n < 0 {
 		return 0, 0, protowire.ParseError(n)
 	}
 	d.pos += n
 	return num, typ, nil
+}
+
+// consumeTag is protowire.ConsumeTag refusing, as proto.Unmarshal does, a field
+// number past protowire.MaxValidNumber (2^29-1): ConsumeTag accepts up to 2^31-1,
+// so a page with such a field once decoded here while protobuf refused it
+// (FuzzDecodePage, testdata/fuzz/FuzzDecodePage).
+func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n >= 0 && num > protowire.MaxValidNumber {
+		return 0, 0, -1
+	}
+	return num, typ, n
 }
 
 func (d *decoder) varint() (uint64, error) {
