@@ -79,6 +79,9 @@ type Staged struct {
 
 	store *Store
 	tmp   string
+	// lock holds the staging lock of tmp (stagingLock) until the file is kept or
+	// discarded.
+	lock *os.File
 }
 
 // readErrReader remembers an error of the reader it wraps, so a copy can tell the
@@ -103,7 +106,7 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	tmp, err := s.createTemp(s.dir, "upload-*.part")
+	tmp, err := s.createTemp(s.dir, "upload-*"+newSuffix)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", noSpace(err))
 	}
@@ -115,6 +118,9 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 			st.Discard()
 		}
 	}()
+	if err := st.stagingLock(); err != nil {
+		return nil, err
+	}
 	src := &readErrReader{r: r}
 	var in io.Reader = src
 	if limit >= 0 {
@@ -148,6 +154,14 @@ func (st *Staged) Discard() {
 		_ = os.Remove(st.tmp)
 		st.tmp = ""
 	}
+	st.unlock()
+}
+
+func (st *Staged) unlock() {
+	if st.lock != nil {
+		_ = st.lock.Close() // closing the last descriptor drops the flock
+		st.lock = nil
+	}
 }
 
 // KeepTx moves the staged PDF to its content address. It takes the digest's lock in
@@ -173,6 +187,7 @@ func (st *Staged) keep() error {
 		return fmt.Errorf("ingest: store PDF: %w", err)
 	}
 	st.tmp = ""
+	st.unlock()
 	return nil
 }
 
