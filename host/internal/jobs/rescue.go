@@ -41,6 +41,10 @@ import (
 // a dead process.
 const DefaultRescueInterval = time.Minute
 
+// maxRescues is how many times a job may be given back without its abandoned
+// attempt counting against it.
+const maxRescues = 3
+
 // livenessRetry is how soon a Service whose liveness connection broke tries again.
 const livenessRetry = time.Second
 
@@ -200,20 +204,32 @@ func (rt *runtime) lockFree(ctx context.Context, client string) (bool, error) {
 	return got, nil
 }
 
-// giveBack moves the running jobs of a dead client to their next attempt, now:
-// cancelled when a cancel was asked for, discarded after the last attempt, else
-// retryable at once. River's scheduler makes a retryable job available.
+// giveBack moves the running jobs of a dead client to their next attempt, now.
+// The attempt the process died in is not the job's failure, so it does not count
+// (max_attempts grows by one) for the first maxRescues rescues of a job; after
+// that it counts like any failure, so a job that kills its process every time
+// ends. A job whose cancel was asked for is cancelled. River's scheduler makes a
+// retryable job available.
 func (rt *runtime) giveBack(ctx context.Context, client string) (int64, error) {
 	tag, err := rt.pool.Exec(ctx, `
-		UPDATE river_job SET
-		    state = (CASE WHEN metadata ? 'cancel_attempted_at' THEN 'cancelled'
-		                  WHEN attempt >= max_attempts THEN 'discarded'
+		WITH rescue AS (
+		    SELECT id, coalesce((metadata->>'lectern:rescues')::int, 0) < $3 AS free,
+		           metadata ? 'cancel_attempted_at' AS cancel
+		      FROM river_job
+		     WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = $1
+		       FOR UPDATE)
+		UPDATE river_job AS j SET
+		    max_attempts = CASE WHEN r.free THEN greatest(j.max_attempts, j.attempt + 1) ELSE j.max_attempts END,
+		    state = (CASE WHEN r.cancel THEN 'cancelled'
+		                  WHEN NOT r.free AND j.attempt >= j.max_attempts THEN 'discarded'
 		                  ELSE 'retryable' END)::river_job_state,
-		    finalized_at = CASE WHEN metadata ? 'cancel_attempted_at' OR attempt >= max_attempts THEN now() END,
-		    scheduled_at = CASE WHEN metadata ? 'cancel_attempted_at' OR attempt >= max_attempts THEN scheduled_at ELSE now() END,
-		    errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', greatest(attempt, 0), 'error', $2::text, 'trace', '')),
-		    metadata = metadata || jsonb_build_object('lectern:rescued_from', $1::text)
-		 WHERE state = 'running' AND attempted_by[cardinality(attempted_by)] = $1`, client, abandonedError)
+		    finalized_at = CASE WHEN r.cancel OR (NOT r.free AND j.attempt >= j.max_attempts) THEN now() END,
+		    scheduled_at = CASE WHEN r.cancel OR (NOT r.free AND j.attempt >= j.max_attempts) THEN j.scheduled_at ELSE now() END,
+		    errors = array_append(j.errors, jsonb_build_object('at', now(), 'attempt', greatest(j.attempt, 0), 'error', $2::text, 'trace', '')),
+		    metadata = j.metadata || jsonb_build_object('lectern:rescued_from', $1::text,
+		        'lectern:rescues', coalesce((j.metadata->>'lectern:rescues')::int, 0) + 1)
+		  FROM rescue AS r
+		 WHERE j.id = r.id AND j.state = 'running'`, client, abandonedError, maxRescues)
 	if err != nil {
 		return 0, fmt.Errorf("jobs: rescue: give back the jobs of %s: %w", client, err)
 	}

@@ -33,7 +33,7 @@ func TestJobsOfAStoppedProcessAreGivenBack(t *testing.T) {
 		var id int64
 		require.NoError(t, b.pool.QueryRow(ctx, `
 			INSERT INTO river_job (kind, args, state, attempt, max_attempts, attempted_at, attempted_by, queue, priority, metadata)
-			VALUES ('test.validated', '{}', 'running', 1, 3, now(), ARRAY[$1], 'default', 1, '{}')
+			VALUES ('test.validated', '{}', 'running', 1, 1, now(), ARRAY[$1], 'default', 1, '{}')
 			RETURNING id`, client).Scan(&id))
 		return id
 	}
@@ -60,4 +60,7 @@ func TestJobsOfAStoppedProcessAreGivenBack(t *testing.T) {
 	var attempts int
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT attempt FROM river_job WHERE id = $1`, alive).Scan(&attempts))
 	require.Equal(t, 2, attempts, "run once more, not twice")
+	var maxAttempts int
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT max_attempts FROM river_job WHERE id = $1`, alive).Scan(&maxAttempts))
+	require.Equal(t, 2, maxAttempts, "the abandoned attempt, its only one, did not count against the job")
 }
