@@ -34,8 +34,8 @@ import (
 // The one window: when PostgreSQL itself restarts, every lock is dropped until
 // each live process has reconnected and taken its lock again (within
 // livenessRetry). A rescue by another process inside that window can run a job a
-// second time; Lectern's jobs are idempotent (docs/jobs.md), so that costs work,
-// not data.
+// second time; River runs every job at least once (a retry runs it again), so
+// jobs are written to be run again, and that costs work, not data.
 
 // DefaultRescueInterval is how often a running Service looks for jobs abandoned by
 // a dead process.
