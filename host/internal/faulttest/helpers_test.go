@@ -132,7 +132,8 @@ func (h *host) kill() {
 	}
 	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
 	select {
-	case <-h.exited:
+	case err := <-h.exited:
+		h.t.Logf("lectern serve (pid %d) ended: %v", h.cmd.Process.Pid, err) // "signal: killed"
 	case <-time.After(30 * time.Second):
 		h.t.Errorf("lectern serve (pid %d) did not die of SIGKILL", h.cmd.Process.Pid)
 	}
