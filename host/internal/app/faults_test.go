@@ -230,7 +230,9 @@ func TestLLMPluginKilledMidCallFailsTypedRestartsAndAnswersAgain(t *testing.T) {
 	require.ErrorIs(t, res.err, protocol.ErrUnavailable, "a typed error")
 	require.NotErrorIs(t, res.err, context.DeadlineExceeded, "the call failed because the plugin died, not by its deadline")
 	require.Less(t, res.elapsed, callTimeout)
-	require.Contains(t, res.err.Error(), "exited")
+	// Its words depend on which the host notices first, the exit or the broken
+	// stream ("plugin openai exited during the call", or the transport's EOF); its
+	// type does not.
 
 	require.Eventually(t, func() bool {
 		st, err := host.StatusOf("openai")
