@@ -224,7 +224,24 @@ func (a *App) Start(ctx context.Context) error {
 			a.Logger.Warn("load the lexical index; the first search will try again", "error", err)
 		}
 	}()
+	// Files a killed process left in the data folder go, in the background
+	// (ingest.Store.Sweep); the queue gives back the jobs it left (package jobs,
+	// rescue.go).
+	go a.sweepPDFs(ctx)
 	return a.Jobs.Start(ctx)
+}
+
+// sweepPDFs removes the PDFs and staged uploads no paper refers to and no running
+// upload writes, and logs what went.
+func (a *App) sweepPDFs(ctx context.Context) {
+	res, err := a.PDFs.Sweep(ctx, a.Pool)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		a.Logger.Warn("sweep the data folder of files no paper refers to", "error", err)
+	case res.Staged > 0 || res.Unreferenced > 0:
+		a.Logger.Info("removed files a stopped process left in the data folder",
+			"staged_uploads", res.Staged, "unreferenced_pdfs", res.Unreferenced)
+	}
 }
 
 // Stop stops the job queue, letting running jobs finish until ctx ends, and

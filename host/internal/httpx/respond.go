@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+
+	"github.com/lectern-research/lectern/host/internal/store"
 )
 
 // Error is an API error: the status, a stable machine code and a sentence for people.
@@ -60,10 +62,19 @@ func Invalid(detail string, fields ...FieldError) *Error {
 	return &Error{Status: http.StatusUnprocessableEntity, Code: "validation_error", Detail: detail, Fields: fields}
 }
 
-// Internal is a 500 whose cause is logged, never shown outside development.
+// Internal is a 500 whose cause is logged, never shown outside development. A
+// cause that is the database going away (store.Unavailable: a restart, a
+// failover) is not a bug but a dependency down: a 503 saying so (errDatabaseDown).
 func Internal(cause error) *Error {
+	if store.Unavailable(cause) {
+		return Unavailable(errDatabaseDown, cause)
+	}
 	return &Error{Status: http.StatusInternalServerError, Code: "internal_error", Detail: "An internal error occurred.", Cause: cause}
 }
+
+// errDatabaseDown is the detail of a request the database went away under; its
+// transaction was rolled back.
+const errDatabaseDown = "The database could not be reached, so nothing was changed; try again in a moment."
 
 // Unavailable is a 503 for a dependency that is down.
 func Unavailable(detail string, cause error) *Error {

@@ -34,6 +34,13 @@ func NewAPI(pool *pgxpool.Pool, store *Store, queue *jobs.Service, fetcher *Fetc
 
 var errTooLargeResponse = &httpx.Error{Status: http.StatusRequestEntityTooLarge, Code: "too_large", Detail: "The PDF is larger than 50 MB."}
 
+// noSpaceResponse is a PDF the data folder had no room for: the server's state,
+// not the client's fault, and nothing was kept, so the client may send it again.
+func noSpaceResponse(cause error) *httpx.Error {
+	return &httpx.Error{Status: http.StatusInsufficientStorage, Code: "insufficient_storage",
+		Detail: "The server's disk is full, so the PDF was not kept; try again later, or ask the administrator to free space.", Cause: cause}
+}
+
 // Upload answers POST /api/papers/upload (multipart, field "file"): the content must
 // be a PDF whatever its name says. A body announced larger than the limit is
 // refused before it is read; the file part is streamed into the store, so no
@@ -69,6 +76,9 @@ func (a *API) Upload(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.Is(err, errBodyRead):
 		httpx.Err(w, r, httpx.BadRequest("The upload was cut short; send the PDF again."))
+		return
+	case errors.Is(err, ErrNoSpace):
+		httpx.Err(w, r, noSpaceResponse(err))
 		return
 	case err != nil:
 		httpx.Err(w, r, httpx.Internal(err))
@@ -204,6 +214,10 @@ func (a *API) IngestURL(w http.ResponseWriter, r *http.Request) {
 		e := httpx.Invalid(detail+".", httpx.FieldError{Field: "url", Message: "could not be fetched as a PDF"})
 		e.Cause = err
 		httpx.Err(w, r, e)
+		return
+	}
+	if errors.Is(err, ErrNoSpace) {
+		httpx.Err(w, r, noSpaceResponse(err))
 		return
 	}
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -28,10 +29,23 @@ import (
 // removes the file unless another paper refers to the same content.
 type Store struct {
 	dir string
+	// createTemp makes the temporary file Stage writes to: os.CreateTemp, or in a
+	// fault-injection test a file whose writes fail as a full disk's do.
+	createTemp func(dir, pattern string) (stagingFile, error)
+}
+
+// stagingFile is what Stage writes a PDF into (an *os.File in production).
+type stagingFile interface {
+	io.Writer
+	io.ReaderAt
+	Close() error
+	Name() string
 }
 
 // NewStore returns a Store under dir.
-func NewStore(dir string) *Store { return &Store{dir: dir} }
+func NewStore(dir string) *Store {
+	return &Store{dir: dir, createTemp: func(dir, pattern string) (stagingFile, error) { return os.CreateTemp(dir, pattern) }}
+}
 
 // Path is where the PDF with this digest lives.
 func (s *Store) Path(sum string) string { return filepath.Join(s.dir, sum+".pdf") }
@@ -41,7 +55,19 @@ var (
 	errTooLarge = errors.New("ingest: PDF too large")
 	// errBodyRead is a PDF whose sender stopped or broke off; nothing is kept of it.
 	errBodyRead = errors.New("ingest: reading the PDF failed")
+	// ErrNoSpace is a PDF the data folder had no room for (the disk or the quota is
+	// full); nothing is kept of it. The API answers 507 with a sentence.
+	ErrNoSpace = errors.New("ingest: the data folder is full")
 )
+
+// noSpace marks err as ErrNoSpace when the file system said it is full (ENOSPC,
+// or EDQUOT for a quota), keeping the cause for the logs.
+func noSpace(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w: %w", ErrNoSpace, err)
+	}
+	return err
+}
 
 // Staged is a checked PDF in a temporary file of the store, not yet at its content
 // address. Discard it on every path (a deferred call is fine after KeepTx).
@@ -53,6 +79,9 @@ type Staged struct {
 
 	store *Store
 	tmp   string
+	// lock holds the staging lock of tmp (stagingLock) until the file is kept or
+	// discarded.
+	lock *os.File
 }
 
 // readErrReader remembers an error of the reader it wraps, so a copy can tell the
@@ -77,9 +106,9 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, "upload-*.part")
+	tmp, err := s.createTemp(s.dir, "upload-*"+newSuffix)
 	if err != nil {
-		return nil, fmt.Errorf("ingest: %w", err)
+		return nil, fmt.Errorf("ingest: %w", noSpace(err))
 	}
 	st := &Staged{store: s, tmp: tmp.Name()}
 	ok := false
@@ -89,6 +118,9 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 			st.Discard()
 		}
 	}()
+	if err := st.stagingLock(); err != nil {
+		return nil, err
+	}
 	src := &readErrReader{r: r}
 	var in io.Reader = src
 	if limit >= 0 {
@@ -100,7 +132,7 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	case src.err != nil:
 		return nil, fmt.Errorf("%w: %w", errBodyRead, src.err)
 	case err != nil:
-		return nil, fmt.Errorf("ingest: store PDF: %w", err)
+		return nil, fmt.Errorf("ingest: store PDF: %w", noSpace(err))
 	case limit >= 0 && n > limit:
 		return nil, errTooLarge
 	}
@@ -110,7 +142,7 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 		return nil, errNotPDF
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, fmt.Errorf("ingest: store PDF: %w", err)
+		return nil, fmt.Errorf("ingest: store PDF: %w", noSpace(err))
 	}
 	st.Sum, st.Size, ok = hex.EncodeToString(h.Sum(nil)), n, true
 	return st, nil
@@ -121,6 +153,14 @@ func (st *Staged) Discard() {
 	if st.tmp != "" {
 		_ = os.Remove(st.tmp)
 		st.tmp = ""
+	}
+	st.unlock()
+}
+
+func (st *Staged) unlock() {
+	if st.lock != nil {
+		_ = st.lock.Close() // closing the last descriptor drops the flock
+		st.lock = nil
 	}
 }
 
@@ -147,6 +187,7 @@ func (st *Staged) keep() error {
 		return fmt.Errorf("ingest: store PDF: %w", err)
 	}
 	st.tmp = ""
+	st.unlock()
 	return nil
 }
 

@@ -84,6 +84,10 @@ type Config struct {
 	// queue. Lower it on a host that runs many short jobs. Default River's
 	// (100 ms).
 	FetchCooldown time.Duration
+	// RescueInterval is how often the running service looks for jobs a stopped
+	// process abandoned (rescue.go); it also looks once at start. Default
+	// DefaultRescueInterval.
+	RescueInterval time.Duration
 }
 
 // runtime is what workers and handlers share.
@@ -97,6 +101,8 @@ type runtime struct {
 	failureFunc FailureFunc
 	purgeFunc   func(ctx context.Context) error
 	cfg         Config
+	// instanceID is this process's River client ID, the key of its liveness lock.
+	instanceID string
 
 	closeStreamsOnce sync.Once
 	closing          chan struct{} // closed by CloseStreams
@@ -137,6 +143,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = DefaultStopTimeout
 	}
+	if cfg.RescueInterval <= 0 {
+		cfg.RescueInterval = DefaultRescueInterval
+	}
 
 	driver := riverpgxv5.New(cfg.Pool)
 	migrator, err := rivermigrate.New(driver, nil)
@@ -160,6 +169,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		failureFunc: cfg.FailureFunc,
 		purgeFunc:   cfg.PurgeFunc,
 		cfg:         cfg,
+		instanceID:  newInstanceID(),
 		closing:     make(chan struct{}),
 	}
 	if err := registerBuiltins(rt.reg, rt); err != nil {
@@ -186,6 +196,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 
 	client, err := river.NewClient(driver, &river.Config{
+		ID:                          rt.instanceID,
 		Logger:                      cfg.Logger,
 		Workers:                     workers,
 		Queues:                      queues,
@@ -215,16 +226,32 @@ func (s *Service) Start(ctx context.Context) error {
 		return errors.New("jobs: start: already started")
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// The liveness lock is held before River attempts a job under this ID
+	// (rescue.go).
+	live := &liveness{rt: s.rt, id: s.rt.instanceID}
+	if err := live.acquire(ctx); err != nil {
+		cancel()
+		return fmt.Errorf("jobs: start: %w", err)
+	}
 	events, unsubscribe := s.rt.client.Subscribe(
 		river.EventKindJobCompleted, river.EventKindJobCancelled,
 		river.EventKindJobFailed, river.EventKindJobSnoozed)
 	if err := s.rt.client.Start(bg); err != nil {
 		unsubscribe()
 		cancel()
+		_ = live.conn.Close(context.WithoutCancel(ctx))
 		return fmt.Errorf("jobs: start: %w", err)
 	}
 	listenCfg := s.rt.pool.Config().ConnConfig.Copy()
-	s.wg.Add(3)
+	s.wg.Add(5)
+	go func() {
+		defer s.wg.Done()
+		live.hold(bg)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.rt.rescueLoop(bg, s.rt.instanceID, s.rt.cfg.RescueInterval)
+	}()
 	go func() {
 		defer s.wg.Done()
 		s.rt.progress.run(bg)

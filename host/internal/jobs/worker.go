@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/lectern-research/lectern/host/internal/store"
 )
 
 // Public error codes of the envelope.
@@ -142,8 +144,36 @@ func (w *envelopeWorker[T]) Work(ctx context.Context, job *river.Job[T]) (err er
 		}
 	}()
 	err = w.inner.Work(ctx, job)
+	if databaseLost(ctx, job.JobRow, err) {
+		w.rt.log.WarnContext(ctx, "jobs: the database went away during the job; it runs again shortly",
+			"job_id", job.ID, "kind", job.Kind, "error", err)
+		err = river.JobSnooze(databaseSnooze)
+	}
 	w.rt.finish(ctx, job.JobRow, r, err)
 	return err
+}
+
+// A job that failed because the database went away (a restart, a failover) did
+// not fail: its transactions were rolled back, and it runs again databaseSnooze
+// later, without using up an attempt (a snooze), up to maxDatabaseSnoozes times;
+// after that the error counts as an attempt's failure like any other. The bound
+// keeps an error taken for a lost database by mistake from looping.
+const (
+	databaseSnooze     = 2 * time.Second
+	maxDatabaseSnoozes = 5
+)
+
+// databaseLost reports whether the attempt's err is a lost database
+// (store.Unavailable) that may still be snoozed.
+func databaseLost(ctx context.Context, row *rivertype.JobRow, err error) bool {
+	if err == nil || ctx.Err() != nil || !store.Unavailable(err) {
+		return false
+	}
+	var meta struct {
+		Snoozes int `json:"snoozes"`
+	}
+	_ = json.Unmarshal(row.Metadata, &meta)
+	return meta.Snoozes < maxDatabaseSnoozes
 }
 
 // finish stores the attempt's output and, when the attempt was the job's last

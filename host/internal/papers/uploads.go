@@ -172,6 +172,25 @@ func PDFReferencedTx(ctx context.Context, tx Querier, sum string) (bool, error) 
 	return used, nil
 }
 
+// PDFsUnreferenced returns those of sums (hex digests) no paper refers to, as
+// PDFReferencedTx would say of each: the candidates of the data folder's sweep,
+// which checks each again under its digest lock before removing its file.
+func PDFsUnreferenced(ctx context.Context, q Querier, sums []string) ([]string, error) {
+	rows, err := q.Query(ctx, `
+		SELECT s FROM unnest($1::text[]) AS s
+		 WHERE NOT EXISTS (SELECT 1 FROM papers WHERE metadata->'upload'->>'sha256' = s)
+		   AND NOT EXISTS (SELECT 1 FROM papers WHERE metadata->'download'->>'sha256' = s)
+		   AND NOT EXISTS (SELECT 1 FROM paper_texts WHERE sha256 = decode(s, 'hex'))`, sums)
+	if err != nil {
+		return nil, fmt.Errorf("papers: PDFs unreferenced: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("papers: PDFs unreferenced: %w", err)
+	}
+	return out, nil
+}
+
 // DeletePrivateOfUsersTx deletes, in the caller's transaction, the private papers
 // the users brought in that nobody else keeps: the purge of those accounts calls it
 // before deleting them, or discovered_by would fall to NULL and publish the papers

@@ -264,6 +264,16 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	return nil
 }
 
+// Crash stops the server at once, as a power cut or a kill -9 would: no
+// checkpoint, every session cut mid-statement; the next Start recovers from the
+// write-ahead log. It is for fault-injection tests (host/internal/faulttest).
+func (c *Cluster) Crash(ctx context.Context) error {
+	if err := c.run(ctx, "pg_ctl", "stop", "-D", c.dataDir, "-m", "immediate", "-w", "-t", "60", "-s"); err != nil {
+		return fmt.Errorf("pgembed: crash server: %w", err)
+	}
+	return nil
+}
+
 // Remove stops the server and deletes the cluster's folder, and its socket folder
 // when that lives elsewhere.
 func (c *Cluster) Remove(ctx context.Context) error {

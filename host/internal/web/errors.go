@@ -40,6 +40,7 @@ var messages = map[string]message{
 	"cross_origin_refused":    {"The request came from another site and was refused.", "Open the dashboard directly and send the form again."},
 	"not_a_pdf":               {"The file is not a PDF.", "Choose a PDF file and upload it again."},
 	"too_large":               {"The file is too large (the limit is 50 MB).", "Compress or split the PDF, then upload it again."},
+	"insufficient_storage":    {"The server's disk is full, so the PDF was not kept.", "Try again later, or ask the operator to free space."},
 	"pdf_unreadable":          {"", "Try another copy of the PDF."},
 	"last_admin":              {"The last admin can be neither demoted nor deleted.", "Make another user an admin first."},
 	"email_taken":             {"", "Use another address, or find the existing account in the list."},
