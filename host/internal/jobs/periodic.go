@@ -26,34 +26,57 @@ const (
 // progressGrace is how old orphaned progress must be before it is pruned.
 const progressGrace = time.Hour
 
-// periodicJobs is the one table of the host's periodic jobs. Times are UTC; River
-// runs them on the elected leader host only.
-func periodicJobs(rt *runtime) []*river.PeriodicJob {
-	table := []struct {
-		schedule river.PeriodicSchedule
-		args     river.JobArgs
-	}{
-		{dailyAt{hour: 2, minute: 0}, PurgeArgs{}},
-		{dailyAt{hour: 2, minute: 30}, PruneProgressArgs{}},
-		{dailyAt{hour: 3, minute: 30}, TrainClassifierArgs{}},
+// periodicEntry is one periodic job: when it fires, the period it fires once
+// in, and its arguments.
+type periodicEntry struct {
+	schedule river.PeriodicSchedule
+	period   time.Duration
+	args     river.JobArgs
+}
+
+// periodicTable is the one table of the host's periodic jobs. Times are UTC.
+func periodicTable(rt *runtime) []periodicEntry {
+	const day = 24 * time.Hour
+	table := []periodicEntry{
+		{dailyAt{hour: 2, minute: 0}, day, PurgeArgs{}},
+		{dailyAt{hour: 2, minute: 30}, day, PruneProgressArgs{}},
+		{dailyAt{hour: 3, minute: 30}, day, TrainClassifierArgs{}},
 	}
 	if len(rt.reg.schedules) > 0 {
-		table = append(table, struct {
-			schedule river.PeriodicSchedule
-			args     river.JobArgs
-		}{river.PeriodicInterval(rt.cfg.UserScheduleInterval), UserScheduleArgs{}})
+		every := rt.cfg.UserScheduleInterval
+		table = append(table, periodicEntry{river.PeriodicInterval(every), every, UserScheduleArgs{}})
 	}
+	return table
+}
+
+// insertOpts are the options of e's periodic insert: the kind's, and unique
+// within e's period (a UTC day for the daily jobs). River runs the periodic
+// schedules on the elected leader only; the uniqueness covers the moments two
+// hosts might both act as leader (a stalled leader whose term ran out while
+// another was elected), so that a daily job still runs once that day.
+func (e periodicEntry) insertOpts(rt *runtime) (*river.InsertOpts, error) {
+	opts, err := rt.insertOpts(e.args.Kind(), uuid.Nil)
+	if err != nil {
+		return nil, err
+	}
+	opts.UniqueOpts = river.UniqueOpts{ByPeriod: e.period}
+	return opts, nil
+}
+
+// periodicJobs is River's form of periodicTable; River runs them on the
+// elected leader host only.
+func periodicJobs(rt *runtime) []*river.PeriodicJob {
+	table := periodicTable(rt)
 	out := make([]*river.PeriodicJob, 0, len(table))
 	for _, entry := range table {
-		args := entry.args
 		out = append(out, river.NewPeriodicJob(entry.schedule, func() (river.JobArgs, *river.InsertOpts) {
-			opts, err := rt.insertOpts(args.Kind(), uuid.Nil)
+			opts, err := entry.insertOpts(rt)
 			if err != nil {
 				// Every kind of the table is registered by registerBuiltins.
 				panic(err)
 			}
-			return args, opts
-		}, &river.PeriodicJobOpts{ID: args.Kind()}))
+			return entry.args, opts
+		}, &river.PeriodicJobOpts{ID: entry.args.Kind()}))
 	}
 	return out
 }
