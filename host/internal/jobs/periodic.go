@@ -49,6 +49,10 @@ func periodicTable(rt *runtime) []periodicEntry {
 	return table
 }
 
+// minUniquePeriod is the shortest period River makes a job unique by; a
+// shorter interval (tests only) gets no uniqueness.
+const minUniquePeriod = time.Second
+
 // insertOpts are the options of e's periodic insert: the kind's, and unique
 // within e's period (a UTC day for the daily jobs). River runs the periodic
 // schedules on the elected leader only; the uniqueness covers the moments two
@@ -59,7 +63,9 @@ func (e periodicEntry) insertOpts(rt *runtime) (*river.InsertOpts, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts.UniqueOpts = river.UniqueOpts{ByPeriod: e.period}
+	if e.period >= minUniquePeriod {
+		opts.UniqueOpts = river.UniqueOpts{ByPeriod: e.period}
+	}
 	return opts, nil
 }
 
