@@ -28,11 +28,11 @@ const (
 )
 
 // maxTestNoopSleep bounds TestNoopArgs.SleepMS; the kind's timeout is above it.
-const maxTestNoopSleep = 8 * time.Second
+const maxTestNoopSleep = 5 * time.Second
 
 // TestNoopArgs are the arguments of test.noop.
 type TestNoopArgs struct {
-	// SleepMS is how long the run waits between its two traces, 0 to 8000.
+	// SleepMS is how long the run waits between its two traces, 0 to 5000.
 	SleepMS int `json:"sleep_ms"`
 }
 
