@@ -89,8 +89,8 @@ type partition struct {
 	scratch  []float32  // a vector being normalised
 	ivf      *ivf       // nil below exactBelow rows, or when the self-check kept the sign-bit path
 	indexedN int        // rows when the index was last built or refused; 0 for never
-	since    uint64    // the change log is read from this transaction id (the xmin of the last read's snapshot)
-	read     time.Time // when the change log was last read
+	since    uint64     // the change log is read from this transaction id (the xmin of the last read's snapshot)
+	read     time.Time  // when the change log was last read
 	loadedOK bool
 }
 
