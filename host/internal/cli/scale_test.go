@@ -60,23 +60,7 @@ type scaleNode struct {
 // done marker.
 func TestTwoAPIAndTwoWorkerHosts(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "lectern")
-	goBuild(t, bin, "host/cmd/lectern")
-	pool := dbtest.NewDB(t)
-	dir := t.TempDir()
-	plugins := filepath.Join(dir, "plugins.toml")
-	require.NoError(t, os.WriteFile(plugins, []byte("# the scale-out test: no plugins\n"), 0o644))
-	env := []string{
-		"ENVIRONMENT=development",
-		"DATABASE_URL=" + pool.Config().ConnString(),
-		"SERVICE_API_KEY=" + goodAPIKey,
-		"SERVICE_CONFIG_KEY=" + goodConfigKey,
-		"LECTERN_PLUGINS_FILE=" + plugins,
-		"DASHBOARD_ENABLED=false",
-		"DEV_SMTP_LOG_ONLY=true",
-		"LECTERN_TEST_JOBS=true",
-		"JOBS_RESCUE_AFTER=" + scaleRescueAfter.String(),
-	}
+	bin, dir, pool, env := scaleCluster(t)
 
 	nodes := []*scaleNode{
 		startScaleNode(t, bin, dir, "api1", "api", env),
@@ -91,7 +75,7 @@ func TestTwoAPIAndTwoWorkerHosts(t *testing.T) {
 
 	// The long jobs go first, so that they are running while the rest flow.
 	begin := time.Now()
-	ids := enqueueScaleJobs(t, []*scaleNode{api1, api2})
+	ids := enqueueScaleJobs(t, []*scaleNode{api1, api2}, scaleJobs, scaleLong)
 	long := ids[:scaleLong]
 
 	// A stream on the API host that did not enqueue each long job (those with
@@ -127,9 +111,33 @@ func TestTwoAPIAndTwoWorkerHosts(t *testing.T) {
 		len(ids), rate, victimJob, rescue.Seconds(), time.Since(begin).Seconds())
 }
 
+// scaleCluster builds lectern and prepares what the nodes share: a fresh
+// database, a plugins file with no plugin, and the environment.
+func scaleCluster(t testing.TB) (bin, dir string, pool *pgxpool.Pool, env []string) {
+	t.Helper()
+	bin = filepath.Join(t.TempDir(), "lectern")
+	goBuild(t, bin, "host/cmd/lectern")
+	pool = dbtest.NewDB(t)
+	dir = t.TempDir()
+	plugins := filepath.Join(dir, "plugins.toml")
+	require.NoError(t, os.WriteFile(plugins, []byte("# the scale-out test: no plugins\n"), 0o644))
+	env = []string{
+		"ENVIRONMENT=development",
+		"DATABASE_URL=" + pool.Config().ConnString(),
+		"SERVICE_API_KEY=" + goodAPIKey,
+		"SERVICE_CONFIG_KEY=" + goodConfigKey,
+		"LECTERN_PLUGINS_FILE=" + plugins,
+		"DASHBOARD_ENABLED=false",
+		"DEV_SMTP_LOG_ONLY=true",
+		"LECTERN_TEST_JOBS=true",
+		"JOBS_RESCUE_AFTER=" + scaleRescueAfter.String(),
+	}
+	return bin, dir, pool, env
+}
+
 // startScaleNode starts `lectern serve --role role` on a free loopback port,
 // logging to dir/name.log, and stops it (SIGTERM, then SIGKILL) at cleanup.
-func startScaleNode(t *testing.T, bin, dir, name, role string, env []string) *scaleNode {
+func startScaleNode(t testing.TB, bin, dir, name, role string, env []string) *scaleNode {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -187,7 +195,7 @@ func tail(s string, n int) string {
 }
 
 // waitHealthy polls the node's /healthz until it answers 200.
-func (n *scaleNode) waitHealthy(t *testing.T, within time.Duration) {
+func (n *scaleNode) waitHealthy(t testing.TB, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -208,27 +216,28 @@ func (n *scaleNode) waitHealthy(t *testing.T, within time.Duration) {
 	}
 }
 
-// enqueueScaleJobs posts the workload, alternating between the API hosts, eight
-// requests at a time, and returns the job ids in workload order.
-func enqueueScaleJobs(t *testing.T, apis []*scaleNode) []int64 {
+// enqueueScaleJobs posts total test.noop jobs, alternating between the API
+// hosts: first long ones waiting scaleLongSleep, in order, then the rest, eight
+// requests at a time. It returns the job ids in that order.
+func enqueueScaleJobs(t testing.TB, apis []*scaleNode, total, long int) []int64 {
 	t.Helper()
-	ids := make([]int64, scaleJobs)
-	for i := range scaleLong { // in order, before the rest
-		ids[i] = enqueueNoop(t, apis[i%2].base, scaleLongSleep)
+	ids := make([]int64, total)
+	for i := range long {
+		ids[i] = enqueueNoop(t, apis[i%len(apis)].base, scaleLongSleep)
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
-	errs := make([]error, scaleJobs)
+	errs := make([]error, total)
 	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				ids[i], errs[i] = postNoop(apis[i%2].base, 0)
+				ids[i], errs[i] = postNoop(apis[i%len(apis)].base, 0)
 			}
 		}()
 	}
-	for i := scaleLong; i < scaleJobs; i++ {
+	for i := long; i < total; i++ {
 		next <- i
 	}
 	close(next)
@@ -237,7 +246,7 @@ func enqueueScaleJobs(t *testing.T, apis []*scaleNode) []int64 {
 	return ids
 }
 
-func enqueueNoop(t *testing.T, base string, sleep time.Duration) int64 {
+func enqueueNoop(t testing.TB, base string, sleep time.Duration) int64 {
 	t.Helper()
 	id, err := postNoop(base, sleep)
 	require.NoError(t, err)
@@ -350,7 +359,7 @@ func waitForLongJobOnWorker(t *testing.T, pool *pgxpool.Pool, long []int64, work
 }
 
 // waitAllCompleted waits until River holds every job of ids as completed.
-func waitAllCompleted(t *testing.T, pool *pgxpool.Pool, ids []int64, within time.Duration) {
+func waitAllCompleted(t testing.TB, pool *pgxpool.Pool, ids []int64, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -432,7 +441,7 @@ func rescueTime(t *testing.T, pool *pgxpool.Pool, job int64, victim *scaleNode, 
 
 // throughput is the jobs per second of the jobs that never met the killed
 // worker, from the first enqueue to the last of their completions.
-func throughput(t *testing.T, pool *pgxpool.Pool, ids []int64) float64 {
+func throughput(t testing.TB, pool *pgxpool.Pool, ids []int64) float64 {
 	t.Helper()
 	var n int
 	var secs float64
