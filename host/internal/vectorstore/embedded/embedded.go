@@ -370,13 +370,6 @@ func (p *partition) rerank(q []float32, cands []scored, k int) ([]vectorstore.Hi
 	return out, nil
 }
 
-// loaded returns the model's partition when it is in memory.
-func (s *Store) loaded(model string) *partition {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.parts[model]
-}
-
 // partition returns the model's partition, up to date with every write
 // committed before the call: loaded from PostgreSQL the first time (or when the
 // change log cannot be followed), else brought up to date from the change log.
