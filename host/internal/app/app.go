@@ -218,7 +218,12 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.GW.Sync(ctx); err != nil {
 		a.Logger.Error("register the assigned models with the LLM gateway", "error", err)
 	}
-	// The lexical index loads in the background; a search before it is ready waits.
+	// The lexical index loads in the background on a host that serves searches;
+	// a search before it is ready waits (a worker's RAG job loads it on its first
+	// search).
+	if a.Config.Role == config.RoleWorker {
+		return a.Jobs.Start(ctx)
+	}
 	go func() {
 		if err := a.Retriever.Warm(ctx); err != nil && ctx.Err() == nil {
 			a.Logger.Warn("load the lexical index; the first search will try again", "error", err)
@@ -327,9 +332,17 @@ func (a *App) newQueue(ctx context.Context, adjust func(*jobs.Config) error, now
 	if err := refsync.RegisterInstanceJobs(reg, a.RefSync); err != nil {
 		return nil, err
 	}
+	if a.Config.TestJobs {
+		if err := jobs.RegisterTestNoop(reg); err != nil {
+			return nil, err
+		}
+	}
 	cfg := jobs.Config{Pool: a.Pool, Logger: a.Logger, Registry: reg,
 		QueueWorkers: map[string]int{ingest.Queue: ingest.Workers(), enrich.Queue: 2},
-		PurgeFunc:    PurgeFunc(a.Pool, a.Audit, a.Logger)}
+		PurgeFunc:    PurgeFunc(a.Pool, a.Audit, a.Logger),
+		// An API host enqueues; the worker hosts work (lectern serve --role).
+		InsertOnly:  a.Config.Role == config.RoleAPI,
+		RescueAfter: a.Config.JobsRescueAfter}
 	if adjust != nil {
 		if err := adjust(&cfg); err != nil {
 			return nil, err

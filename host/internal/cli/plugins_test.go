@@ -13,14 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	require.True(t, ok)
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
-func goBuild(t *testing.T, out, pkg string) {
+func goBuild(t testing.TB, out, pkg string) {
 	t.Helper()
 	cmd := exec.Command("go", "build", "-o", out, "./"+pkg)
 	cmd.Dir = repoRoot(t)

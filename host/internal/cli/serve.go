@@ -25,12 +25,21 @@ const shutdownGrace = 30 * time.Second
 func runServe(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) int {
 	fs := newFlagSet("serve", stderr)
 	addr := fs.String("addr", "", "listen address HOST:PORT of the API and dashboard (default: LISTEN_ADDR, else 127.0.0.1:3001)")
+	role := fs.String("role", "", "what this host runs: api, worker or all (default: LECTERN_ROLE, else all)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	cfg := loadConfig(env, stderr)
 	if cfg == nil {
 		return 1
+	}
+	if *role != "" {
+		r, err := config.ParseRole(*role)
+		if err != nil {
+			fmt.Fprintf(stderr, "lectern: --role: %v\n", err)
+			return 2
+		}
+		cfg.Role = r
 	}
 	if *addr != "" {
 		if err := checkAddr(*addr); err != nil {
@@ -47,7 +56,7 @@ func runServe(ctx context.Context, args []string, env Env, stdout, stderr io.Wri
 	for _, name := range cfg.DeprecatedSet {
 		log.Warn("ignoring deprecated variable", "variable", name)
 	}
-	log.Info("starting lectern", "version", buildinfo.Version(), "environment", cfg.Environment, "config", cfg)
+	log.Info("starting lectern", "version", buildinfo.Version(), "environment", cfg.Environment, "role", cfg.Role, "config", cfg)
 
 	if err := serve(ctx, cfg, log); err != nil {
 		log.Error("lectern stopped", "error", err)
@@ -61,7 +70,10 @@ func runServe(ctx context.Context, args []string, env Env, stdout, stderr io.Wri
 
 // serve migrates the database, builds the host (app.Build), starts its job queue
 // and serves HTTP on cfg.ListenAddr until ctx ends; then it drains in-flight
-// requests for up to shutdownGrace, and stops the queue.
+// requests for up to shutdownGrace, and stops the queue. cfg.Role decides what
+// runs (docs/operations.md, "Scaling out"): an api host serves the API and the
+// dashboard and works no job; a worker host works jobs and runs the bot, and
+// serves only its health on cfg.ListenAddr; all does both.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
@@ -101,14 +113,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 			log.Error("stop job queue", "error", err)
 		}
 	}()
-	handler, err := withDashboard(cfg, host.Handler, ln, log)
+	handler, err := roleHandler(ctx, cfg, host, ln, log)
 	if err != nil {
 		return err
-	}
-	if apiURL, err := url.Parse("http://" + ln.Addr().String()); err == nil {
-		// The messenger bot, when a messenger plugin is enabled: a client of
-		// this very listener (docs/messenger.md).
-		startBot(ctx, host, apiURL, log)
 	}
 	srv := newHTTPServer(ctx, handler, log)
 	// Job streams never go idle; tell them the server is closing so Shutdown
@@ -116,8 +123,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	srv.RegisterOnShutdown(host.Jobs.CloseStreams)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String())
-	if cfg.DashboardEnabled {
+	log.Info("listening", "role", cfg.Role, "addr", ln.Addr().String(), "url", "http://"+ln.Addr().String())
+	if cfg.DashboardEnabled && cfg.Role != config.RoleWorker {
 		log.Info("dashboard ready: open it in a browser", "url", cfg.PublicBaseURL)
 	}
 
@@ -137,6 +144,31 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// roleHandler is what the host serves on ln for its role, and starts the
+// messenger bot on the hosts that run it: an api host serves the API (and the
+// dashboard) without the bot; a worker host serves its health alone and runs
+// the bot against BOT_API_URL; an all host serves both and its bot calls ln.
+func roleHandler(ctx context.Context, cfg *config.Config, host *app.App, ln net.Listener, log *slog.Logger) (http.Handler, error) {
+	if cfg.Role == config.RoleWorker {
+		if apiURL, err := url.Parse(cfg.BotAPIURL); err == nil {
+			startBot(ctx, host, apiURL, log)
+		}
+		return workerHealth(host.Pool), nil
+	}
+	handler, err := withDashboard(cfg, host.Handler, ln, log)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Role != config.RoleAPI {
+		if apiURL, err := url.Parse("http://" + ln.Addr().String()); err == nil {
+			// The messenger bot, when a messenger plugin is enabled: a client of
+			// this very listener (docs/messenger.md).
+			startBot(ctx, host, apiURL, log)
+		}
+	}
+	return handler, nil
 }
 
 func checkAddr(addr string) error {

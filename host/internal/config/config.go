@@ -117,6 +117,17 @@ type Config struct {
 	// slash. Default "http://127.0.0.1:3001".
 	BotAPIURL string
 
+	// Role is LECTERN_ROLE, what lectern serve runs: RoleAPI, RoleWorker or
+	// RoleAll (its --role flag wins). Default RoleAll.
+	Role string
+	// JobsRescueAfter is JOBS_RESCUE_AFTER: how long a job must have been
+	// running (and past its kind's time limit) before a job a dead host held is
+	// run again. Default 5m.
+	JobsRescueAfter time.Duration
+	// TestJobs is LECTERN_TEST_JOBS: registers the test.noop job kind, for tests
+	// of real serve processes. Default false; refused in production.
+	TestJobs bool
+
 	// DevMode is DEV_MODE. Default false. When true, each DEV_* flag below
 	// that is not set explicitly is true.
 	DevMode bool
@@ -489,6 +500,9 @@ func (l *loader) validate(c *Config) {
 		default:
 			l.fail(f.name, "must not be true when ENVIRONMENT=production", nil)
 		}
+	}
+	if c.TestJobs {
+		l.fail("LECTERN_TEST_JOBS", "must not be true when ENVIRONMENT=production (it adds a job kind for tests)", nil)
 	}
 	const proxies = "TRUSTED_PROXY_HOSTS"
 	for _, h := range c.TrustedProxyHosts {

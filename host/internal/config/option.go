@@ -316,6 +316,22 @@ func options() []option {
 			item:  parsePublicBaseURL,
 		},
 		{
+			Option: Option{Name: "LECTERN_ROLE", Kind: KindString, Default: RoleAll,
+				Description: "What lectern serve runs: api (HTTP, enqueues jobs, works none), worker (jobs, periodic jobs and the bot; only a health endpoint on LISTEN_ADDR) or all. Its --role flag wins."},
+			field: func(c *Config) any { return &c.Role },
+			item:  ParseRole,
+		},
+		{
+			Option: Option{Name: "JOBS_RESCUE_AFTER", Kind: KindDuration, Default: "5m",
+				Description: "How long a job must have been running, and past its kind's time limit, before a job held by a host that died is run again."},
+			field: func(c *Config) any { return &c.JobsRescueAfter },
+		},
+		{
+			Option: Option{Name: "LECTERN_TEST_JOBS", Kind: KindBool, Default: "false",
+				Description: "Tests only: registers the no-op job kind test.noop, which the scale-out test enqueues. Refused in production."},
+			field: func(c *Config) any { return &c.TestJobs },
+		},
+		{
 			Option: Option{Name: "MESSENGER_CHAT_ID", Kind: KindString, Deprecated: true,
 				Description: "Accepted and ignored; its meaning was never settled. Use the messenger.owner_chat_id setting."},
 		},

@@ -378,3 +378,27 @@ func entropy(s string) float64 {
 	}
 	return h
 }
+
+// The roles of lectern serve (LECTERN_ROLE, --role).
+const (
+	// RoleAll serves HTTP and works jobs: one host does everything.
+	RoleAll = "all"
+	// RoleAPI serves the API and the dashboard and enqueues jobs, but works
+	// none and runs no periodic job.
+	RoleAPI = "api"
+	// RoleWorker works jobs, runs the periodic jobs and the messenger bot, and
+	// serves only a health endpoint.
+	RoleWorker = "worker"
+)
+
+// ParseRole accepts api, worker or all (any case, trimmed) and refuses anything
+// else with the list, so that a typo never starts a host that silently works
+// no jobs.
+func ParseRole(s string) (string, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	switch v {
+	case RoleAll, RoleAPI, RoleWorker:
+		return v, nil
+	}
+	return "", fmt.Errorf("must be api, worker or all (got %q)", s)
+}

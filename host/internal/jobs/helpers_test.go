@@ -105,6 +105,13 @@ func setup(t testing.TB, opts ...setupOpts) *testBundle {
 	})
 	b.svc = svc
 
+	b.server = serveAPI(t, svc)
+	return b
+}
+
+// serveAPI serves svc's job API on a test server; callers come in callerHeader.
+func serveAPI(t testing.TB, svc *jobs.Service) *httptest.Server {
+	t.Helper()
 	api := svc.API()
 	r := chi.NewRouter()
 	r.Use(func(next http.Handler) http.Handler {
@@ -124,9 +131,9 @@ func setup(t testing.TB, opts ...setupOpts) *testBundle {
 	r.Get("/api/jobs/{id}", api.Get)
 	r.Post("/api/jobs/{id}/cancel", api.Cancel)
 	r.Get("/api/jobs/{id}/stream", api.Stream)
-	b.server = httptest.NewServer(r)
-	t.Cleanup(b.server.Close)
-	return b
+	server := httptest.NewServer(r)
+	t.Cleanup(server.Close)
+	return server
 }
 
 // testPool returns a pool on a fresh migrated database, large enough for River,

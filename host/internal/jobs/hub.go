@@ -119,9 +119,13 @@ func (h *hub) listenOnce(ctx context.Context, cfg *pgx.ConnConfig) error {
 }
 
 // follow wakes subscribers on River's job events of this host (completed,
-// cancelled, failed, snoozed) until events closes or ctx ends.
-func (h *hub) follow(ctx context.Context, events <-chan *river.Event) {
+// cancelled, failed, snoozed) until events closes or ctx ends, and hands the
+// changed jobs to announce, a few at a time, so that streams on other hosts (API
+// nodes) wake too instead of waiting for their next poll.
+func (h *hub) follow(ctx context.Context, events <-chan *river.Event, announce func(context.Context, []int64)) {
+	const maxAnnounce = 500
 	for {
+		var ids []int64
 		select {
 		case <-ctx.Done():
 			return
@@ -129,9 +133,39 @@ func (h *hub) follow(ctx context.Context, events <-chan *river.Event) {
 			if !ok {
 				return
 			}
-			if ev != nil && ev.Job != nil {
-				h.wake(ev.Job.ID)
+			ids = h.wakeEvent(ids, ev)
+		}
+	drain: // events that queued meanwhile share one announcement
+		for len(ids) < maxAnnounce {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					break drain
+				}
+				ids = h.wakeEvent(ids, ev)
+			default:
+				break drain
 			}
 		}
+		if len(ids) > 0 && announce != nil {
+			announce(ctx, ids)
+		}
+	}
+}
+
+// wakeEvent wakes the subscribers of ev's job and appends its id to ids.
+func (h *hub) wakeEvent(ids []int64, ev *river.Event) []int64 {
+	if ev == nil || ev.Job == nil {
+		return ids
+	}
+	h.wake(ev.Job.ID)
+	return append(ids, ev.Job.ID)
+}
+
+// announceStates tells the streams of every host that the jobs' states changed.
+// A lost announcement costs a stream at most its PollInterval.
+func (rt *runtime) announceStates(ctx context.Context, ids []int64) {
+	if err := notifyStates(ctx, rt.pool, ids); err != nil && ctx.Err() == nil {
+		rt.log.WarnContext(ctx, "jobs: announce job states to other hosts; their streams poll instead", "error", err)
 	}
 }

@@ -27,40 +27,66 @@ const (
 // progressGrace is how old orphaned progress must be before it is pruned.
 const progressGrace = time.Hour
 
-// periodicJobs is the one table of the host's periodic jobs. Times are UTC; River
-// runs them on the elected leader host only.
-func periodicJobs(rt *runtime) []*river.PeriodicJob {
-	table := []struct {
-		schedule river.PeriodicSchedule
-		args     river.JobArgs
-	}{
-		{dailyAt{hour: 2, minute: 0}, PurgeArgs{}},
-		{dailyAt{hour: 2, minute: 30}, PruneProgressArgs{}},
-		{dailyAt{hour: 3, minute: 30}, TrainClassifierArgs{}},
+// periodicEntry is one periodic job: when it fires, the period it fires once
+// in, and its arguments.
+type periodicEntry struct {
+	schedule river.PeriodicSchedule
+	period   time.Duration
+	args     river.JobArgs
+}
+
+// periodicTable is the one table of the host's periodic jobs. Times are UTC.
+func periodicTable(rt *runtime) []periodicEntry {
+	const day = 24 * time.Hour
+	table := []periodicEntry{
+		{dailyAt{hour: 2, minute: 0}, day, PurgeArgs{}},
+		{dailyAt{hour: 2, minute: 30}, day, PruneProgressArgs{}},
+		{dailyAt{hour: 3, minute: 30}, day, TrainClassifierArgs{}},
 	}
 	for _, p := range rt.reg.periodics {
-		table = append(table, struct {
-			schedule river.PeriodicSchedule
-			args     river.JobArgs
-		}{p.Schedule, p.Args})
+		table = append(table, periodicEntry{p.Schedule, periodOf(p.Schedule), p.Args})
 	}
 	if len(rt.reg.schedules) > 0 {
-		table = append(table, struct {
-			schedule river.PeriodicSchedule
-			args     river.JobArgs
-		}{river.PeriodicInterval(rt.cfg.UserScheduleInterval), UserScheduleArgs{}})
+		every := rt.cfg.UserScheduleInterval
+		table = append(table, periodicEntry{river.PeriodicInterval(every), every, UserScheduleArgs{}})
 	}
+	return table
+}
+
+// minUniquePeriod is the shortest period River makes a job unique by; a
+// shorter interval (tests only) gets no uniqueness.
+const minUniquePeriod = time.Second
+
+// insertOpts are the options of e's periodic insert: the kind's, and unique
+// within e's period (a UTC day for the daily jobs). River runs the periodic
+// schedules on the elected leader only; the uniqueness covers the moments two
+// hosts might both act as leader (a stalled leader whose term ran out while
+// another was elected), so that a daily job still runs once that day.
+func (e periodicEntry) insertOpts(rt *runtime) (*river.InsertOpts, error) {
+	opts, err := rt.insertOpts(e.args.Kind(), uuid.Nil)
+	if err != nil {
+		return nil, err
+	}
+	if e.period >= minUniquePeriod {
+		opts.UniqueOpts = river.UniqueOpts{ByPeriod: e.period}
+	}
+	return opts, nil
+}
+
+// periodicJobs is River's form of periodicTable; River runs them on the
+// elected leader host only.
+func periodicJobs(rt *runtime) []*river.PeriodicJob {
+	table := periodicTable(rt)
 	out := make([]*river.PeriodicJob, 0, len(table))
 	for _, entry := range table {
-		args := entry.args
 		out = append(out, river.NewPeriodicJob(entry.schedule, func() (river.JobArgs, *river.InsertOpts) {
-			opts, err := rt.insertOpts(args.Kind(), uuid.Nil)
+			opts, err := entry.insertOpts(rt)
 			if err != nil {
 				// Every kind of the table is registered by registerBuiltins.
 				panic(err)
 			}
-			return args, opts
-		}, &river.PeriodicJobOpts{ID: args.Kind()}))
+			return entry.args, opts
+		}, &river.PeriodicJobOpts{ID: entry.args.Kind()}))
 	}
 	return out
 }
@@ -95,6 +121,18 @@ func (r *Registry) SchedulePeriodic(p Periodic) error {
 	}
 	r.periodics = append(r.periodics, p)
 	return nil
+}
+
+// periodOf is the period a schedule fires once in (its insert is unique within
+// it); 0 for a schedule of another kind, which gets no uniqueness.
+func periodOf(s river.PeriodicSchedule) time.Duration {
+	switch s.(type) {
+	case hourlyAt:
+		return time.Hour
+	case dailyAt:
+		return 24 * time.Hour
+	}
+	return 0
 }
 
 // hourlyAt is a schedule that fires at minute past every hour.

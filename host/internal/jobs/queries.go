@@ -171,3 +171,14 @@ func pruneProgress(ctx context.Context, db querier, grace time.Duration) (int64,
 	}
 	return tag.RowsAffected(), nil
 }
+
+// notifyStates announces on progressChannel that the jobs' states changed, as
+// "<job_id>:state", so that the streams of every host wake (a stream reads what
+// changed from the database; the payload only names the job).
+func notifyStates(ctx context.Context, db querier, ids []int64) error {
+	_, err := db.Exec(ctx, `SELECT pg_notify($1, id::text || ':state') FROM unnest($2::bigint[]) AS id`, progressChannel, ids)
+	if err != nil {
+		return fmt.Errorf("jobs: announce job states: %w", err)
+	}
+	return nil
+}

@@ -26,6 +26,10 @@ const (
 	DefaultPollInterval         = 2 * time.Second
 	DefaultUserScheduleInterval = time.Minute
 	DefaultStopTimeout          = 25 * time.Second
+	// DefaultRescueAfter is Config.RescueAfter's default: how long a job must
+	// have been running before River's rescuer may take it back from a host that
+	// died (docs/jobs.md, "Several hosts").
+	DefaultRescueAfter = 5 * time.Minute
 )
 
 // How long River keeps finished jobs (and so their envelopes) before its cleaner
@@ -88,6 +92,18 @@ type Config struct {
 	// process abandoned (rescue.go); it also looks once at start. Default
 	// DefaultRescueInterval.
 	RescueInterval time.Duration
+	// InsertOnly makes a service that enqueues jobs, answers the API and serves
+	// job streams but works no job and runs no periodic schedule: an API node of
+	// a deployment with separate worker nodes (lectern serve --role api). Default
+	// false.
+	InsertOnly bool
+	// RescueAfter is how long a job must have been running before River's
+	// rescuer, on the elected leader among the working hosts, makes it available
+	// again, for a host that died mid-job. River also waits out the kind's own
+	// Timeout, so a live job whose context is honoured is never taken from its
+	// worker; a kind with no time limit is never rescued. Default
+	// DefaultRescueAfter.
+	RescueAfter time.Duration
 }
 
 // runtime is what workers and handlers share.
@@ -146,6 +162,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.RescueInterval <= 0 {
 		cfg.RescueInterval = DefaultRescueInterval
 	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = DefaultRescueAfter
+	}
 
 	driver := riverpgxv5.New(cfg.Pool)
 	migrator, err := rivermigrate.New(driver, nil)
@@ -181,6 +200,19 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		}
 	}
 
+	client, err := newRiverClient(driver, rt)
+	if err != nil {
+		return nil, err
+	}
+	rt.client = client
+	return &Service{rt: rt}, nil
+}
+
+// newRiverClient is River's client with a worker and a queue for every kind of
+// rt's registry. An InsertOnly client keeps the workers (so River refuses a kind
+// no one can run) but gets no queue and no periodic job: it never works.
+func newRiverClient(driver *riverpgxv5.Driver, rt *runtime) (*river.Client[pgx.Tx], error) {
+	cfg := rt.cfg
 	workers := river.NewWorkers()
 	queues := map[string]river.QueueConfig{}
 	for _, name := range rt.reg.Kinds() {
@@ -194,15 +226,22 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		}
 		queues[k.queue] = river.QueueConfig{MaxWorkers: n}
 	}
-
+	periodic := periodicJobs(rt)
+	if cfg.InsertOnly {
+		queues, periodic = nil, nil
+	}
 	client, err := river.NewClient(driver, &river.Config{
-		ID:                          rt.instanceID,
-		Logger:                      cfg.Logger,
-		Workers:                     workers,
-		Queues:                      queues,
-		PeriodicJobs:                periodicJobs(rt),
-		MaxAttempts:                 DefaultMaxAttempts,
-		JobTimeout:                  DefaultTimeout,
+		ID:           rt.instanceID,
+		Logger:       cfg.Logger,
+		Workers:      workers,
+		Queues:       queues,
+		PeriodicJobs: periodic,
+		MaxAttempts:  DefaultMaxAttempts,
+		// Every kind's worker names its own timeout (envelopeWorker.Timeout), so
+		// River's default applies to none; River wants it within
+		// RescueStuckJobsAfter.
+		JobTimeout:                  min(DefaultTimeout, cfg.RescueAfter),
+		RescueStuckJobsAfter:        cfg.RescueAfter,
 		CompletedJobRetentionPeriod: completedRetention,
 		CancelledJobRetentionPeriod: cancelledRetention,
 		DiscardedJobRetentionPeriod: discardedRetention,
@@ -212,13 +251,13 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: new: river client: %w", err)
 	}
-	rt.client = client
-	return &Service{rt: rt}, nil
+	return client, nil
 }
 
 // Start starts working jobs, the periodic schedules (on the elected leader host)
 // and the progress listener. They run until Stop; cancelling ctx does not stop
-// them, so that shutdown stays graceful.
+// them, so that shutdown stays graceful. An InsertOnly service starts the
+// progress listener alone: its streams follow jobs other hosts work.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -226,44 +265,47 @@ func (s *Service) Start(ctx context.Context) error {
 		return errors.New("jobs: start: already started")
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	// The liveness lock is held before River attempts a job under this ID
-	// (rescue.go).
-	live := &liveness{rt: s.rt, id: s.rt.instanceID}
-	if err := live.acquire(ctx); err != nil {
-		cancel()
-		return fmt.Errorf("jobs: start: %w", err)
-	}
-	events, unsubscribe := s.rt.client.Subscribe(
-		river.EventKindJobCompleted, river.EventKindJobCancelled,
-		river.EventKindJobFailed, river.EventKindJobSnoozed)
-	if err := s.rt.client.Start(bg); err != nil {
-		unsubscribe()
-		cancel()
-		_ = live.conn.Close(context.WithoutCancel(ctx))
-		return fmt.Errorf("jobs: start: %w", err)
-	}
 	listenCfg := s.rt.pool.Config().ConnConfig.Copy()
-	s.wg.Add(5)
-	go func() {
-		defer s.wg.Done()
-		live.hold(bg)
-	}()
-	go func() {
-		defer s.wg.Done()
-		s.rt.rescueLoop(bg, s.rt.instanceID, s.rt.cfg.RescueInterval)
-	}()
-	go func() {
-		defer s.wg.Done()
-		s.rt.progress.run(bg)
-	}()
+	if !s.rt.cfg.InsertOnly {
+		// The liveness lock is held before River attempts a job under this ID
+		// (rescue.go).
+		live := &liveness{rt: s.rt, id: s.rt.instanceID}
+		if err := live.acquire(ctx); err != nil {
+			cancel()
+			return fmt.Errorf("jobs: start: %w", err)
+		}
+		events, unsubscribe := s.rt.client.Subscribe(
+			river.EventKindJobCompleted, river.EventKindJobCancelled,
+			river.EventKindJobFailed, river.EventKindJobSnoozed)
+		if err := s.rt.client.Start(bg); err != nil {
+			unsubscribe()
+			cancel()
+			_ = live.conn.Close(context.WithoutCancel(ctx))
+			return fmt.Errorf("jobs: start: %w", err)
+		}
+		s.wg.Add(4)
+		go func() {
+			defer s.wg.Done()
+			live.hold(bg)
+		}()
+		go func() {
+			defer s.wg.Done()
+			s.rt.rescueLoop(bg, s.rt.instanceID, s.rt.cfg.RescueInterval)
+		}()
+		go func() {
+			defer s.wg.Done()
+			s.rt.progress.run(bg)
+		}()
+		go func() {
+			defer s.wg.Done()
+			defer unsubscribe()
+			s.rt.hub.follow(bg, events, s.rt.announceStates)
+		}()
+	}
+	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		s.rt.hub.listen(bg, listenCfg, s.rt.log)
-	}()
-	go func() {
-		defer s.wg.Done()
-		defer unsubscribe()
-		s.rt.hub.follow(bg, events)
 	}()
 	s.started = true
 	s.stop = cancel
@@ -280,7 +322,10 @@ func (s *Service) Stop(ctx context.Context) error {
 	if !s.started {
 		return nil
 	}
-	err := s.rt.client.Stop(ctx)
+	var err error
+	if !s.rt.cfg.InsertOnly {
+		err = s.rt.client.Stop(ctx)
+	}
 	if err != nil {
 		hardCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()

@@ -9,9 +9,12 @@
 // finds, and otherwise by sign bits (docs/vectors.md; measured costs in
 // docs/benchmarks.md).
 //
-// Writes go to PostgreSQL first, in one transaction, and then to memory. Writes by
-// another process (the import command, a second host) are picked up by a cheap
-// staleness check at most every RefreshEvery.
+// Writes go to PostgreSQL alone. Every search first reads the change log
+// chunk_embedding_changes (migration 0023), filled by triggers on
+// chunk_embeddings, from the xmin of the snapshot it last read, and reads the
+// vectors of the chunks named there again: a search sees every write committed
+// before it began, whichever process made it (this host, a worker host, the
+// import command).
 package embedded
 
 import (
@@ -24,6 +27,7 @@ import (
 	"math/bits"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -34,17 +38,30 @@ import (
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 )
 
-// RefreshEvery is how long a loaded partition is trusted before its row count and
-// newest write are compared with PostgreSQL's.
-const RefreshEvery = 30 * time.Second
+// The change log's limits.
+const (
+	// changeRetention is how long the change log keeps a row; the store
+	// deletes older ones at most every pruneEvery.
+	changeRetention = 24 * time.Hour
+	pruneEvery      = time.Hour
+	// followTrust is how long after its last read of the change log a
+	// partition may still follow it rather than load again: well inside
+	// changeRetention, so that no row it needs has been pruned (unless a write
+	// transaction on chunk_embeddings stayed open for twelve hours).
+	followTrust = 12 * time.Hour
+	// maxFollow is the most changed chunks a search reads again one by one;
+	// past it the partition loads whole (a re-embedding, a bulk import).
+	maxFollow = 20000
+)
 
 // Store is the embedded vector store.
 type Store struct {
 	pool *pgxpool.Pool
 	dir  string
 
-	mu    sync.Mutex
-	parts map[string]*partition
+	mu     sync.Mutex
+	parts  map[string]*partition
+	pruned time.Time // when this store last pruned the change log
 }
 
 // Opts are the embedded store's optional settings.
@@ -72,9 +89,8 @@ type partition struct {
 	scratch  []float32  // a vector being normalised
 	ivf      *ivf       // nil below exactBelow rows, or when the self-check kept the sign-bit path
 	indexedN int        // rows when the index was last built or refused; 0 for never
-	count    int64      // rows in PostgreSQL when last checked
-	newest   time.Time  // newest created_at in PostgreSQL when last checked
-	checked  time.Time
+	since    uint64     // the change log is read from this transaction id (the xmin of the last read's snapshot)
+	read     time.Time  // when the change log was last read
 	loadedOK bool
 }
 
@@ -106,8 +122,6 @@ func (s *Store) Upsert(ctx context.Context, model string, items []vectorstore.It
 		return nil
 	}
 	dim := len(items[0].Vector)
-	var inserted int64
-	var newest time.Time
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// One writer per model decides its dimension.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('vectorstore:' || $1, 0))`, model); err != nil {
@@ -129,22 +143,19 @@ func (s *Store) Upsert(ctx context.Context, model string, items []vectorstore.It
 				SELECT id, $2, $3, $4 FROM paper_chunks WHERE id = $1 AND paper_id = $5
 				ON CONFLICT (chunk_id, model) DO UPDATE
 				   SET vector = EXCLUDED.vector, dimension = EXCLUDED.dimension, created_at = now()
-				RETURNING (xmax = 0), created_at`,
+				RETURNING chunk_id`,
 				it.ChunkID, model, dim, it.Vector, it.PaperID)
 		}
 		res := tx.SendBatch(ctx, batch)
 		defer res.Close()
 		for _, it := range items {
-			var fresh bool
-			err := res.QueryRow().Scan(&fresh, &newest)
+			var id uuid.UUID
+			err := res.QueryRow().Scan(&id)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("%w: chunk %s of paper %s does not exist", vectorstore.ErrInvalid, it.ChunkID, it.PaperID)
 			}
 			if err != nil {
 				return err
-			}
-			if fresh {
-				inserted++
 			}
 		}
 		return res.Close()
@@ -152,24 +163,9 @@ func (s *Store) Upsert(ctx context.Context, model string, items []vectorstore.It
 	if err != nil {
 		return fmt.Errorf("embedded: upsert: %w", err)
 	}
-	if p := s.loaded(model); p != nil {
-		p.mu.Lock()
-		p.apply(model, func() error {
-			for _, it := range items {
-				if err := p.put(it.ChunkID, it.PaperID, it.Vector); err != nil {
-					return err
-				}
-			}
-			return p.index()
-		})
-		// Keep the staleness check in step with our own write, so it does not
-		// mistake it for another process's and reload.
-		p.count += inserted
-		if newest.After(p.newest) {
-			p.newest = newest
-		}
-		p.mu.Unlock()
-	}
+	// The next search of every host, this one's too, reads the change log the
+	// triggers wrote, and with it these vectors.
+	s.maybePrune(ctx)
 	return nil
 }
 
@@ -178,22 +174,8 @@ func (s *Store) Delete(ctx context.Context, model string, chunkIDs []uuid.UUID) 
 	if len(chunkIDs) == 0 {
 		return nil
 	}
-	tag, err := s.pool.Exec(ctx, `DELETE FROM chunk_embeddings WHERE model = $1 AND chunk_id = ANY($2)`, model, chunkIDs)
-	if err != nil {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM chunk_embeddings WHERE model = $1 AND chunk_id = ANY($2)`, model, chunkIDs); err != nil {
 		return fmt.Errorf("embedded: delete: %w", err)
-	}
-	if p := s.loaded(model); p != nil {
-		p.mu.Lock()
-		p.count -= tag.RowsAffected()
-		p.apply(model, func() error {
-			for _, id := range chunkIDs {
-				if err := p.remove(id); err != nil {
-					return err
-				}
-			}
-			return p.index()
-		})
-		p.mu.Unlock()
 	}
 	return nil
 }
@@ -205,38 +187,28 @@ func (s *Store) DeletePaper(ctx context.Context, paperID uuid.UUID) error {
 		 WHERE chunk_id IN (SELECT id FROM paper_chunks WHERE paper_id = $1)`, paperID); err != nil {
 		return fmt.Errorf("embedded: delete paper: %w", err)
 	}
-	s.mu.Lock()
-	parts := make(map[string]*partition, len(s.parts))
-	for model, p := range s.parts {
-		parts[model] = p
-	}
-	s.mu.Unlock()
-	for model, p := range parts {
-		p.mu.Lock()
-		p.apply(model, func() error {
-			for i := len(p.ids) - 1; i >= 0; i-- {
-				if p.papers[i] == paperID {
-					if err := p.remove(p.ids[i]); err != nil {
-						return err
-					}
-					p.count--
-				}
-			}
-			return p.index()
-		})
-		p.mu.Unlock()
-	}
 	return nil
 }
 
-// apply runs a change of the partition's memory after its write reached
-// PostgreSQL. When the change fails (its file could not be written), the write
-// stands, and the partition is marked stale so the next search loads it again from
-// PostgreSQL. The caller holds p.mu.
-func (p *partition) apply(model string, change func() error) {
-	if err := change(); err != nil {
-		p.loadedOK = false
-		slog.Warn("embedded: the in-memory vectors of a model will be reloaded from PostgreSQL", "model", model, "err", err)
+// maybePrune deletes the change log's rows older than changeRetention, at most
+// every pruneEvery per store; every host does it, which is harmless. A failure
+// is logged: the rows wait for the next prune.
+func (s *Store) maybePrune(ctx context.Context) {
+	s.mu.Lock()
+	due := time.Since(s.pruned) >= pruneEvery
+	if due {
+		s.pruned = time.Now()
+	}
+	s.mu.Unlock()
+	if !due {
+		return
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM chunk_embedding_changes WHERE noted_at < now() - make_interval(secs => $1)`,
+		changeRetention.Seconds()); err != nil {
+		slog.Warn("embedded: prune the vectors' change log; the next write tries again", "err", err)
+		s.mu.Lock()
+		s.pruned = time.Time{}
+		s.mu.Unlock()
 	}
 }
 
@@ -398,15 +370,9 @@ func (p *partition) rerank(q []float32, cands []scored, k int) ([]vectorstore.Hi
 	return out, nil
 }
 
-// loaded returns the model's partition when it is in memory.
-func (s *Store) loaded(model string) *partition {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.parts[model]
-}
-
-// partition returns the model's partition, loading it from PostgreSQL the first
-// time and reloading it when PostgreSQL has changed behind it.
+// partition returns the model's partition, up to date with every write
+// committed before the call: loaded from PostgreSQL the first time (or when the
+// change log cannot be followed), else brought up to date from the change log.
 func (s *Store) partition(ctx context.Context, model string) (*partition, error) {
 	s.mu.Lock()
 	p, ok := s.parts[model]
@@ -418,28 +384,131 @@ func (s *Store) partition(ctx context.Context, model string) (*partition, error)
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.loadedOK && time.Since(p.checked) < RefreshEvery {
-		return p, nil
+	if p.loadedOK && time.Since(p.read) < followTrust {
+		full, err := p.follow(ctx, s.pool, model)
+		if err != nil {
+			return nil, err
+		}
+		if !full {
+			return p, nil
+		}
 	}
-	var count int64
-	var newest *time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT count(*), max(created_at) FROM chunk_embeddings WHERE model = $1`, model).Scan(&count, &newest); err != nil {
-		return nil, fmt.Errorf("embedded: check %q: %w", model, err)
-	}
-	var nw time.Time
-	if newest != nil {
-		nw = *newest
-	}
-	if p.loadedOK && count == p.count && nw.Equal(p.newest) {
-		p.checked = time.Now()
-		return p, nil
-	}
-	if err := p.load(ctx, s.pool, model, count); err != nil {
+	if err := p.reload(ctx, s.pool, model); err != nil {
 		p.loadedOK = false
 		return nil, err
 	}
-	p.count, p.newest, p.checked, p.loadedOK = count, nw, time.Now(), true
 	return p, nil
+}
+
+// reload loads the partition whole and notes where the change log is to be
+// read from next: the xmin of a snapshot taken before the load, so that a write
+// that commits during the load is read again by the next follow (reading a
+// change twice is harmless). The caller holds p.mu.
+func (p *partition) reload(ctx context.Context, pool *pgxpool.Pool, model string) error {
+	var xmin string
+	var count int64
+	if err := pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text, count(*) FROM chunk_embeddings WHERE model = $1`,
+		model).Scan(&xmin, &count); err != nil {
+		return fmt.Errorf("embedded: check %q: %w", model, err)
+	}
+	since, err := strconv.ParseUint(xmin, 10, 64)
+	if err != nil {
+		return fmt.Errorf("embedded: check %q: transaction id %q: %w", model, xmin, err)
+	}
+	if err := p.load(ctx, pool, model, count); err != nil {
+		return err
+	}
+	p.since, p.read, p.loadedOK = since, time.Now(), true
+	return nil
+}
+
+// follow reads the chunks the change log names since p.since and reads their
+// vectors again: a chunk still there is put, one that is gone is removed. It
+// returns full = true when the partition should load whole instead: more
+// changes than maxFollow, a vector of another dimension, or a change memory
+// could not take. The caller holds p.mu.
+func (p *partition) follow(ctx context.Context, pool *pgxpool.Pool, model string) (full bool, err error) {
+	var xmin string
+	var changed []uuid.UUID
+	if err := pool.QueryRow(ctx, `
+		SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
+		       array(SELECT chunk_id FROM chunk_embedding_changes
+		              WHERE model = $1 AND xid >= $2::text::xid8 LIMIT $3)`,
+		model, strconv.FormatUint(p.since, 10), maxFollow+1).Scan(&xmin, &changed); err != nil {
+		return false, fmt.Errorf("embedded: read the changes of %q: %w", model, err)
+	}
+	since, err := strconv.ParseUint(xmin, 10, 64)
+	if err != nil {
+		return false, fmt.Errorf("embedded: read the changes of %q: transaction id %q: %w", model, xmin, err)
+	}
+	if len(changed) > maxFollow {
+		return true, nil
+	}
+	if len(changed) > 0 {
+		if full, err := p.reread(ctx, pool, model, changed); full || err != nil {
+			return full, err
+		}
+	}
+	p.since, p.read = since, time.Now()
+	return false, nil
+}
+
+// reread reads the vectors of the changed chunks again and applies them to
+// memory: a chunk that is gone is removed. It returns full = true when memory
+// could not take a change (its file could not be written, or the model's
+// vectors changed dimension); the partition then loads whole. The caller holds
+// p.mu.
+func (p *partition) reread(ctx context.Context, pool *pgxpool.Pool, model string, changed []uuid.UUID) (full bool, err error) {
+	rows, err := pool.Query(ctx, `
+		SELECT e.chunk_id, c.paper_id, e.vector
+		  FROM chunk_embeddings e JOIN paper_chunks c ON c.id = e.chunk_id
+		 WHERE e.model = $1 AND e.chunk_id = ANY($2)`, model, changed)
+	if err != nil {
+		return false, fmt.Errorf("embedded: read the changed vectors of %q: %w", model, err)
+	}
+	defer rows.Close()
+	type vector struct {
+		chunk, paper uuid.UUID
+		vec          []float32
+	}
+	var present []vector
+	for rows.Next() {
+		var v vector
+		if err := rows.Scan(&v.chunk, &v.paper, &v.vec); err != nil {
+			return false, fmt.Errorf("embedded: read the changed vectors of %q: %w", model, err)
+		}
+		present = append(present, v)
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("embedded: read the changed vectors of %q: %w", model, err)
+	}
+	kept := make(map[uuid.UUID]bool, len(present))
+	for _, v := range present {
+		kept[v.chunk] = true
+	}
+	for _, id := range changed {
+		if kept[id] {
+			continue // replaced in place below
+		}
+		if err := p.remove(id); err != nil {
+			slog.Warn("embedded: the in-memory vectors of a model will be loaded again from PostgreSQL", "model", model, "err", err)
+			return true, nil
+		}
+	}
+	for _, v := range present {
+		if len(p.ids) > 0 && len(v.vec) != p.dim {
+			return true, nil
+		}
+		if err := p.put(v.chunk, v.paper, v.vec); err != nil {
+			slog.Warn("embedded: the in-memory vectors of a model will be loaded again from PostgreSQL", "model", model, "err", err)
+			return true, nil
+		}
+	}
+	if err := p.index(); err != nil {
+		slog.Warn("embedded: the in-memory vectors of a model will be loaded again from PostgreSQL", "model", model, "err", err)
+		return true, nil
+	}
+	return false, nil
 }
 
 // load replaces the partition's contents with PostgreSQL's, streaming the rows
