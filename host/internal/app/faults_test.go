@@ -160,22 +160,26 @@ func TestLLMEndpointStallingMidStreamFallsBackWithinItsDeadline(t *testing.T) {
 	}
 }
 
-// pluginPID finds the process running the plugin binary bin.
+// pluginPID finds the process running the plugin binary bin, waiting for it a
+// while: on a loaded machine a restarted plugin may take time to appear.
 func pluginPID(t *testing.T, bin string) int {
 	t.Helper()
-	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
-	require.NoError(t, err)
-	for _, p := range procs {
-		cmdline, err := os.ReadFile(p)
-		if err != nil || !strings.HasPrefix(string(cmdline), bin+"\x00") && string(cmdline) != bin {
-			continue
-		}
-		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+	pid := 0
+	require.Eventually(t, func() bool {
+		procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
 		require.NoError(t, err)
-		return pid
-	}
-	t.Fatalf("no process runs %s", bin)
-	return 0
+		for _, p := range procs {
+			cmdline, err := os.ReadFile(p)
+			if err != nil || !strings.HasPrefix(string(cmdline), bin+"\x00") && string(cmdline) != bin {
+				continue
+			}
+			if pid, err = strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 20*time.Millisecond, "no process runs %s", bin)
+	return pid
 }
 
 // TestLLMPluginKilledMidCallFailsTypedRestartsAndAnswersAgain is the fault "a plugin
