@@ -538,3 +538,5 @@ func TestBackupNowTrigger(t *testing.T) {
 	require.Len(t, points, 2)
 	require.NoFileExists(t, filepath.Join(b.cfg.TriggerDir, BackupNowFile))
 }
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

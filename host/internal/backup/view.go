@@ -32,9 +32,9 @@ type ViewConfig struct {
 type View struct {
 	cfg ViewConfig
 
-	mu          sync.Mutex
-	checkedAt   time.Time
-	maintenance string
+	mu        sync.Mutex
+	checkedAt time.Time
+	restoring bool
 }
 
 // NewView returns the app's view of the backup folders.
@@ -71,28 +71,30 @@ func (v *View) RequestPending() bool {
 }
 
 // Maintenance returns the sentence users get while the host must not serve: a
-// restore failed after its destructive step, or a restore is replacing the
-// database right now. "" means serve as usual. The answer is cached for a second.
+// restore failed after its destructive step (the marker is looked at on every
+// call), or a restore is replacing the database right now (the status file is
+// read at most once a second). "" means serve as usual.
 func (v *View) Maintenance() string {
 	if v == nil || v.cfg.TriggerDir == "" {
 		return ""
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if now := v.cfg.Now(); now.Sub(v.checkedAt) >= time.Second || now.Before(v.checkedAt) {
-		v.maintenance, v.checkedAt = v.readMaintenance(), now
-	}
-	return v.maintenance
-}
-
-func (v *View) readMaintenance() string {
 	if exists(filepath.Join(v.cfg.TriggerDir, DestructiveFile)) {
 		return "Lectern is in maintenance after a failed restore; an admin can recover it from the backups panel."
 	}
-	if st, err := readStatus(v.cfg.TriggerDir); err == nil && st != nil && st.State == StateRunning {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if now := v.cfg.Now(); now.Sub(v.checkedAt) >= time.Second || now.Before(v.checkedAt) {
+		v.restoring, v.checkedAt = v.readRestoring(), now
+	}
+	if v.restoring {
 		return "Lectern is being restored from a backup; try again in a few minutes."
 	}
 	return ""
+}
+
+func (v *View) readRestoring() bool {
+	st, err := readStatus(v.cfg.TriggerDir)
+	return err == nil && st != nil && st.State == StateRunning
 }
 
 // Restore request errors, for the handler to map.
