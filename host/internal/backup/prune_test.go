@@ -22,7 +22,9 @@ func dailyPoints(now time.Time, n int) []Point {
 func TestPruneCandidates(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	name := func(daysAgo int) string { return now.Add(-time.Duration(daysAgo) * 24 * time.Hour).Format(timestampLayout) }
+	name := func(daysAgo int) string {
+		return now.Add(-time.Duration(daysAgo) * 24 * time.Hour).Format(timestampLayout)
+	}
 	cases := []struct {
 		name      string
 		points    int
