@@ -441,7 +441,8 @@ func TestFailureAfterSwapKeepsMaintenance(t *testing.T) {
 	for path, want := range map[string]int{
 		"/api/papers": http.StatusServiceUnavailable, "/api/admin/users": http.StatusServiceUnavailable,
 		"/api/admin/backupsx": http.StatusServiceUnavailable, "/library": http.StatusServiceUnavailable,
-		"/healthz": http.StatusOK, "/api/auth/magic-link": http.StatusOK, "/api/me": http.StatusOK,
+		"/api/me/messenger": http.StatusServiceUnavailable,
+		"/healthz":          http.StatusOK, "/api/auth/magic-link": http.StatusOK, "/api/me": http.StatusOK,
 		"/api/admin/backups": http.StatusOK, "/api/admin/backups/restore": http.StatusOK,
 	} {
 		rec := httptest.NewRecorder()

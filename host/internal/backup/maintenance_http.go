@@ -9,18 +9,19 @@ import (
 
 // maintenanceOpen are the paths served during maintenance: health, sign-in (an
 // admin must reach the panel), the caller's own identity (the dashboard asks it
-// on every page) and the backups panel.
+// on every page) and the backups panel. A path ending in "/" opens everything
+// under it.
 var maintenanceOpen = []string{
 	"/healthz", "/readyz", "/api/openapi.json",
 	"/api/auth/", "/api/me",
-	"/api/admin/backups",
+	"/api/admin/backups", "/api/admin/backups/",
 }
 
 // MaintenanceOpen reports whether path is served while the host is in
 // maintenance.
 func MaintenanceOpen(path string) bool {
 	for _, p := range maintenanceOpen {
-		if path == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(path, p)) || strings.HasPrefix(path, p+"/") {
+		if path == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(path, p)) {
 			return true
 		}
 	}
