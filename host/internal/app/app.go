@@ -21,6 +21,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/admin"
 	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/backup"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/digest"
 	"github.com/lectern-research/lectern/host/internal/embedding"
@@ -138,6 +139,8 @@ type App struct {
 	// PulseGen makes the morning decks; PulseTrainer trains the classifiers.
 	PulseGen     *pulse.Generator
 	PulseTrainer *pulse.Trainer
+	// backups is the read-only view of the backup folders (backupView).
+	backups *backup.View
 	// RefSync brings users' Zotero libraries in (refmanager.sync).
 	RefSync *refsync.Syncer
 	// Jobs is the job queue with every kind registered, built but not started:
@@ -385,7 +388,31 @@ func (a *App) newHandler(o Options, searchSvc *search.Service) (http.Handler, []
 		Pulse:    a.pulseAPI(o.Now),
 		Digest:   digest.NewAPI(a.digest(o.Now)),
 		Zotero:   a.refSyncAPI(),
+		// The backups panel and the maintenance gate (SPEC "One-click restore").
+		Backups:    backup.NewAPI(a.backupView(o), a.Audit, a.Logger),
+		BackupView: a.backupView(o),
 	})
+}
+
+// backupView is the app's read-only view of the backup folders, built once. A
+// host without a signing key lists every point as not restorable.
+func (a *App) backupView(o Options) *backup.View {
+	if a.backups != nil {
+		return a.backups
+	}
+	key, err := backup.SigningKey(a.Config.BackupSigningKey.Value(), a.Config.ServiceAPIKey.Value())
+	if err != nil {
+		a.Logger.Warn("backups: no signing key, so no restore point can be restored from the panel", "error", err)
+	}
+	schema := 0
+	if o.Migrator != nil {
+		schema = o.Migrator.Latest()
+	} else if migs, err := store.EmbeddedMigrations(); err == nil && len(migs) > 0 {
+		schema = migs[len(migs)-1].Version
+	}
+	a.backups = backup.NewView(backup.ViewConfig{Dir: a.Config.BackupFolder(), TriggerDir: a.Config.BackupTriggerFolder(),
+		SigningKey: key, SchemaVersion: schema})
+	return a.backups
 }
 
 // VectorStore is the vector store the configuration asks for: the embedded store,

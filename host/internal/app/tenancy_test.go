@@ -178,6 +178,13 @@ var tenancyCases = map[string]tenancyCase{
 	"PUT /api/admin/zotero":                   {kind: adminOnly},
 	"POST /api/admin/zotero/sync":             {kind: adminOnly},
 
+	// The backups panel: operations, an admin's session only (the ops key is
+	// refused in host/internal/backup's tests).
+	"GET /api/admin/backups":          {kind: adminOnly},
+	"GET /api/admin/backups/status":   {kind: adminOnly},
+	"POST /api/admin/backups/now":     {kind: adminOnly},
+	"POST /api/admin/backups/restore": {kind: adminOnly},
+
 	// Testing an endpoint makes the host connect out: admins only (llmgw.Probe).
 	"POST /api/admin/llm/providers/{provider}/test": {kind: adminOnly},
 	"GET /api/search": {kind: perUser, check: func(t *testing.T, b *testBundle, _ httpapi.Route, alice, bob *tenant) {

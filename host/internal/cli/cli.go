@@ -43,6 +43,8 @@ commands:
             [--dataset FILE] [--json]: answer quality on the built-in datasets
             (RAG evidence, pages, abstention and citations; quote verifier
             precision and recall), see docs/evals.md
+  backup    now | list | verify <point> | prune | watch: restore points and
+            the backup sidecar (docs/operations.md "Backup and restore")
   devdb     run a command next to a throwaway private PostgreSQL cluster
             (devdb exec -- go test ./...), as make test does
 
@@ -80,6 +82,8 @@ func Run(ctx context.Context, args []string, env Env, stdout, stderr io.Writer) 
 		return runBot(ctx, rest, env, stdout, stderr)
 	case "eval":
 		return runEval(ctx, rest, env, stdout, stderr)
+	case "backup":
+		return runBackup(ctx, rest, env, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

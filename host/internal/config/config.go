@@ -70,6 +70,27 @@ type Config struct {
 	// Default unset.
 	GatewaySaltKey Secret
 
+	// BackupDir is LECTERN_BACKUP_DIR, the backup folder. Default
+	// LECTERN_DATA_DIR/backups (see BackupFolder).
+	BackupDir string
+	// BackupTriggerDir is LECTERN_BACKUP_TRIGGER_DIR, the one folder the app
+	// writes for the backup sidecar. Default LECTERN_DATA_DIR/backup-trigger.
+	BackupTriggerDir string
+	// BackupKeepLast is LECTERN_BACKUP_KEEP_LAST. Default 7; 0 switches the rule off.
+	BackupKeepLast int
+	// BackupMaxAge is LECTERN_BACKUP_MAX_AGE. Default 168h; 0 switches the rule off.
+	BackupMaxAge time.Duration
+	// BackupInterval is LECTERN_BACKUP_INTERVAL. Default 24h.
+	BackupInterval time.Duration
+	// BackupAgeRecipients is LECTERN_BACKUP_AGE_RECIPIENTS (age1… keys). Default
+	// empty: points are not encrypted.
+	BackupAgeRecipients []string
+	// BackupAgeIdentityFile is LECTERN_BACKUP_AGE_IDENTITY_FILE. Default empty.
+	BackupAgeIdentityFile string
+	// BackupSigningKey is BACKUP_SIGNING_KEY, the manifests' HMAC key. Default
+	// unset: derived from SERVICE_API_KEY.
+	BackupSigningKey Secret
+
 	// SMTPHost is SMTP_HOST. Default empty: SMTP disabled.
 	SMTPHost string
 	// SMTPPort is SMTP_PORT. Default 587.
@@ -431,6 +452,7 @@ func (l *loader) validate(c *Config) {
 		{"SERVICE_CONFIG_KEY_OLD", c.ServiceConfigKeyOld, false},
 		{"SERVICE_MODEL_HMAC_KEY", c.ServiceModelHMACKey, true},
 		{"INFRA_INGEST_KEY", c.InfraIngestKey, false},
+		{"BACKUP_SIGNING_KEY", c.BackupSigningKey, false},
 	}
 	for _, k := range keys {
 		if l.bad[k.name] {

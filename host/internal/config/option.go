@@ -213,6 +213,48 @@ func options() []option {
 			field: func(c *Config) any { return &c.GatewaySaltKey },
 		},
 		{
+			Option: Option{Name: "LECTERN_BACKUP_DIR", Kind: KindString,
+				Description: "Backup folder (restore points). Empty means LECTERN_DATA_DIR/backups. Read-only to the app."},
+			field: func(c *Config) any { return &c.BackupDir },
+		},
+		{
+			Option: Option{Name: "LECTERN_BACKUP_TRIGGER_DIR", Kind: KindString,
+				Description: "Folder where the app leaves restore and back-up-now requests for the backup sidecar. Empty means LECTERN_DATA_DIR/backup-trigger."},
+			field: func(c *Config) any { return &c.BackupTriggerDir },
+		},
+		{
+			Option: Option{Name: "LECTERN_BACKUP_KEEP_LAST", Kind: KindInt, Default: "7",
+				Description: "Retention: keep the newest N restore points (0 switches the rule off)."},
+			field:  func(c *Config) any { return &c.BackupKeepLast },
+			minInt: 0,
+			maxInt: 100000,
+		},
+		{
+			Option: Option{Name: "LECTERN_BACKUP_MAX_AGE", Kind: KindDuration, Default: "168h",
+				Description: "Retention: keep restore points younger than this (0 switches the rule off)."},
+			field: func(c *Config) any { return &c.BackupMaxAge },
+		},
+		{
+			Option: Option{Name: "LECTERN_BACKUP_INTERVAL", Kind: KindDuration, Default: "24h",
+				Description: "How often `lectern backup watch` makes a scheduled restore point."},
+			field: func(c *Config) any { return &c.BackupInterval },
+		},
+		{
+			Option: Option{Name: "LECTERN_BACKUP_AGE_RECIPIENTS", Kind: KindStringList,
+				Description: "age public keys (age1…) every archive of a restore point is encrypted to. Empty: no encryption."},
+			field: func(c *Config) any { return &c.BackupAgeRecipients },
+		},
+		{
+			Option: Option{Name: "LECTERN_BACKUP_AGE_IDENTITY_FILE", Kind: KindString,
+				Description: "age identity file the backup sidecar decrypts restore points with."},
+			field: func(c *Config) any { return &c.BackupAgeIdentityFile },
+		},
+		{
+			Option: Option{Name: "BACKUP_SIGNING_KEY", Kind: KindString, Secret: true,
+				Description: "HMAC-SHA256 key signing restore-point manifests, at least 32 characters. Unset derives one from SERVICE_API_KEY."},
+			field: func(c *Config) any { return &c.BackupSigningKey },
+		},
+		{
 			Option: Option{Name: "SMTP_HOST", Kind: KindString,
 				Description: "SMTP relay host for magic-link mail. Unset disables SMTP."},
 			field:       func(c *Config) any { return &c.SMTPHost },

@@ -103,6 +103,13 @@ func NewDB(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// NewDBWithURL is NewDB that also returns the database's URL (as the server's
+// superuser), for tests of code that connects by URL or runs pg_dump.
+func NewDBWithURL(t testing.TB) (*pgxpool.Pool, string) {
+	t.Helper()
+	return newDB(t, template(t))
+}
+
 // NewEmptyDB returns a new database with no schema at all, and its URL, for tests of
 // the migration runner and the CLI. It is dropped when the test ends.
 func NewEmptyDB(t testing.TB) (*pgxpool.Pool, string) {

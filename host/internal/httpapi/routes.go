@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/backup"
 	"github.com/lectern-research/lectern/host/internal/httpx"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/papers"
@@ -197,7 +198,27 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodPost, "/api/admin/llm/providers/{provider}/test", auth.AdminSession, f(h.LLM.ProbeProvider)},
 		{http.MethodPut, "/api/admin/llm/roles/{role}", auth.AdminSession, f(h.LLM.PutRole)},
 		{http.MethodPatch, "/api/admin/plugins/{name}", auth.AdminSession, f(pluginUpdate)},
-	}, slices.Concat(h.pulseRoutes(), h.zoteroRoutes())...)
+	}, slices.Concat(h.pulseRoutes(), h.zoteroRoutes(), h.backupRoutes())...)
+}
+
+// backupRoutes are the admin backups panel: the restore points, back up now,
+// restore (typed RESTORE) and the restore's status. An admin's browser session
+// only: the ops key gets 401 (SPEC "Restore security"). Without the panel (a
+// host built without it) they answer 503.
+func (h *handler) backupRoutes() []Route {
+	b := h.Backups
+	route := func(method, pattern string, fn func(*backup.API) http.HandlerFunc) Route {
+		if b == nil {
+			return Route{method, pattern, auth.AdminSession, unavailable("Backups are not set up on this host.")}
+		}
+		return Route{method, pattern, auth.AdminSession, fn(b)}
+	}
+	return []Route{
+		route(http.MethodGet, "/api/admin/backups", func(a *backup.API) http.HandlerFunc { return a.List }),
+		route(http.MethodGet, "/api/admin/backups/status", func(a *backup.API) http.HandlerFunc { return a.Status }),
+		route(http.MethodPost, "/api/admin/backups/now", func(a *backup.API) http.HandlerFunc { return a.BackupNow }),
+		route(http.MethodPost, "/api/admin/backups/restore", func(a *backup.API) http.HandlerFunc { return a.Restore }),
+	}
 }
 
 // zoteroRoutes are the caller's Zotero integration: the sync's status, a check

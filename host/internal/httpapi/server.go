@@ -13,6 +13,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/admin"
 	"github.com/lectern-research/lectern/host/internal/auth"
+	"github.com/lectern-research/lectern/host/internal/backup"
 	"github.com/lectern-research/lectern/host/internal/config"
 	"github.com/lectern-research/lectern/host/internal/digest"
 	"github.com/lectern-research/lectern/host/internal/enrich"
@@ -68,6 +69,11 @@ type Deps struct {
 	Digest *digest.API
 	// Zotero serves the caller's Zotero sync: status, key check, sync now.
 	Zotero *refsync.API
+	// Backups is the admin backups panel; nil answers 503 on its routes.
+	Backups *backup.API
+	// BackupView says when the host is in maintenance after a failed restore
+	// (every route but sign-in, health and the panel answers 503); nil never.
+	BackupView *backup.View
 }
 
 // handler holds the dependencies every route handler shares.
@@ -93,6 +99,7 @@ func NewHandler(deps Deps) (*chi.Mux, []Route) {
 		corsMiddleware(deps.Config),
 		crossOriginProtection(deps.Config),
 		refuseUnstorableText,
+		backup.MaintenanceGate(deps.BackupView, backup.MaintenanceOpen),
 	)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		httpx.Err(w, r, httpx.NotFound("no route for "+r.Method+" "+r.URL.Path))

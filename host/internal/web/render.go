@@ -30,7 +30,7 @@ var staticFS embed.FS
 var pages = []string{
 	"onboarding", "signin", "signin_sent", "library", "uploads", "paper", "answer", "jobs", "job",
 	"review", "cards", "card", "analytics", "projects", "project", "search", "settings", "settings_llm",
-	"admin_users", "admin_audit", "admin_plugins", "error", "reader",
+	"admin_users", "admin_audit", "admin_plugins", "admin_backups", "error", "reader",
 	"today", "pulse_weights", "weekly", "pulse_start",
 }
 

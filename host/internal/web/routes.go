@@ -129,5 +129,8 @@ func (h *handler) routes() []Route {
 		{get, "/admin/audit", adminOnly, a(h.auditPage)},
 		{get, "/admin/plugins", adminOnly, a(h.pluginsPage)},
 		{post, "/admin/plugins/{name}", adminOnly, a(h.pluginUpdate)},
+		{get, "/admin/backups", adminOnly, a(h.backupsPage)},
+		{post, "/admin/backups/now", adminOnly, a(h.backupNow)},
+		{post, "/admin/backups/restore", adminOnly, a(h.backupRestore)},
 	}
 }

@@ -110,6 +110,9 @@ var dashboardCases = map[string]idKind{
 	"GET /admin/audit":                             noID,
 	"GET /admin/plugins":                           noID,
 	"POST /admin/plugins/{name}":                   pluginParam,
+	"GET /admin/backups":                           noID,
+	"POST /admin/backups/now":                      noID,
+	"POST /admin/backups/restore":                  noID,
 
 	// Pulse: the rate form carries Alice's paper (in her deck, not Bob's).
 	"GET /today":           noID,
