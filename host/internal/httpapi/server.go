@@ -17,6 +17,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/digest"
 	"github.com/lectern-research/lectern/host/internal/enrich"
 	"github.com/lectern-research/lectern/host/internal/httpx"
+	"github.com/lectern-research/lectern/host/internal/infraevents"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
@@ -68,6 +69,8 @@ type Deps struct {
 	Digest *digest.API
 	// Zotero serves the caller's Zotero sync: status, key check, sync now.
 	Zotero *refsync.API
+	// InfraEvents takes POST /infra-events; nil answers 503.
+	InfraEvents *infraevents.API
 }
 
 // handler holds the dependencies every route handler shares.
