@@ -36,7 +36,7 @@ const (
 	AdminSession
 	// InfraKey is /infra-events' own: a source address inside
 	// INFRA_INGEST_ALLOWED_CIDRS (else 403) and INFRA_INGEST_KEY in
-	// X-Infra-Ingest-Key (else 401). It carries no user (infrakey.go).
+	// X-Infra-Ingest-Key (else 401). It carries no user (infrakey_http.go).
 	InfraKey
 )
 
