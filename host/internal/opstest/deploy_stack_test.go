@@ -51,6 +51,27 @@ func TestDeployStack(t *testing.T) {
 	require.Equal(t, defaultSubnet, stack.subnet())
 	require.Equal(t, "127.0.0.0/8,::1/128,"+defaultSubnet, stack.env("api")["OWNER_OVERRIDE_ALLOWED_CIDRS"])
 	require.Equal(t, []any{"3001:3000"}, stack.service("dashboard")["ports"])
+
+	// Every Lectern container's environment passes the host's own production
+	// checks, with its _FILE secrets standing in as files.
+	for _, name := range []string{"api", "worker", "dashboard", "bot", "backup"} {
+		vars := stack.env(name)
+		require.Equal(t, "production", vars["ENVIRONMENT"], name)
+		for k, v := range vars {
+			if !strings.HasSuffix(k, "_FILE") {
+				continue
+			}
+			value := randHex(t) + randHex(t) + randHex(t) + randHex(t) + randHex(t)
+			if k == "DATABASE_URL_FILE" {
+				value = "postgres://lectern:" + value + "@postgres:5432/lectern?sslmode=disable"
+			}
+			path := filepath.Join(t.TempDir(), filepath.Base(v))
+			require.NoError(t, os.WriteFile(path, []byte(value), 0o600))
+			vars[k] = path
+		}
+		_, err := config.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+		require.NoError(t, err, "%s would refuse to start", name)
+	}
 }
 
 // TestDeployStackFollowsSubnet: SERVICE_NET_SUBNET moves the network and the owner
