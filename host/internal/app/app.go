@@ -27,6 +27,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/enrich"
 	"github.com/lectern-research/lectern/host/internal/httpapi"
+	"github.com/lectern-research/lectern/host/internal/infraevents"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
@@ -391,6 +392,8 @@ func (a *App) newHandler(o Options, searchSvc *search.Service) (http.Handler, []
 		// The backups panel and the maintenance gate (SPEC "One-click restore").
 		Backups:    backup.NewAPI(a.backupView(o), a.Audit, a.Logger),
 		BackupView: a.backupView(o),
+
+		InfraEvents: infraevents.NewAPI(infraevents.NewStore(a.Pool), a.Logger),
 	})
 }
 
@@ -447,27 +450,38 @@ func SettingsStore(cfg *config.Config, pool *pgxpool.Pool) (*userconfig.Store, e
 	return userconfig.New(pool, keys), nil
 }
 
-// PurgeFunc is the identity area's part of the daily data.purge job: accounts
-// soft-deleted more than users.Retention ago are hard-deleted and scrubbed from the
-// audit log, and dead credentials (sign-in links, pairing tokens, old sessions) go.
+// PurgeFunc is the daily data.purge job: accounts soft-deleted more than
+// users.Retention ago are hard-deleted and scrubbed from the audit log, dead
+// credentials (sign-in links, pairing tokens, old sessions) go, and so do
+// infrastructure events older than infraevents.Retention (which are purged even
+// when the accounts' part fails).
 func PurgeFunc(pool *pgxpool.Pool, auditLog *audit.Log, log *slog.Logger) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		now := time.Now()
-		res, err := users.Purge(ctx, pool, now, users.Retention, papers.DeletePrivateOfUsersTx)
-		if err != nil {
-			return err
+		infra, infraErr := infraevents.NewStore(pool).Purge(ctx, now.Add(-infraevents.Retention))
+		if infraErr == nil {
+			log.InfoContext(ctx, "infrastructure events purged", "rows", infra)
 		}
-		if res.Users > 0 {
-			auditLog.Record(ctx, uuid.Nil, audit.ActionUserPurge, "job:data.purge",
-				map[string]any{"users": res.Users, "audit_entries_scrubbed": res.AuditScrubbed})
-		}
-		stale, err := users.PurgeStaleCredentials(ctx, pool, now)
-		if err != nil {
-			return err
-		}
-		log.InfoContext(ctx, "data purge", "users", res.Users, "audit_entries_scrubbed", res.AuditScrubbed, "stale_credentials", stale)
-		return nil
+		return errors.Join(infraErr, purgeAccounts(ctx, pool, auditLog, log, now))
 	}
+}
+
+// purgeAccounts is the identity area's part of PurgeFunc.
+func purgeAccounts(ctx context.Context, pool *pgxpool.Pool, auditLog *audit.Log, log *slog.Logger, now time.Time) error {
+	res, err := users.Purge(ctx, pool, now, users.Retention, papers.DeletePrivateOfUsersTx)
+	if err != nil {
+		return err
+	}
+	if res.Users > 0 {
+		auditLog.Record(ctx, uuid.Nil, audit.ActionUserPurge, "job:data.purge",
+			map[string]any{"users": res.Users, "audit_entries_scrubbed": res.AuditScrubbed})
+	}
+	stale, err := users.PurgeStaleCredentials(ctx, pool, now)
+	if err != nil {
+		return err
+	}
+	log.InfoContext(ctx, "data purge", "users", res.Users, "audit_entries_scrubbed", res.AuditScrubbed, "stale_credentials", stale)
+	return nil
 }
 
 // auditor records plugin administration in the audit log, as the calling admin.

@@ -145,6 +145,7 @@ var tenancyCases = map[string]tenancyCase{
 	"GET /readyz":                  {kind: noUserData},
 	"GET /api/openapi.json":        {kind: noUserData},
 	"GET /metrics":                 {kind: noUserData},
+	"POST /infra-events":           {kind: noUserData},
 	"POST /api/auth/magic-link":    {kind: noUserData},
 	"GET /api/auth/verify":         {kind: noUserData},
 	"POST /api/auth/api-key-login": {kind: noUserData},
@@ -643,7 +644,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 			t.Parallel()
 			switch tc.kind {
 			case noUserData:
-				require.Contains(t, []auth.Resolver{auth.Public, auth.OpsKey}, rt.Resolver,
+				require.Contains(t, []auth.Resolver{auth.Public, auth.OpsKey, auth.InfraKey}, rt.Resolver,
 					"a route marked as holding no user data must not need a user")
 			case adminOnly:
 				require.Equal(t, auth.AdminSession, rt.Resolver)
@@ -654,7 +655,7 @@ func TestCrossTenantIsolation(t *testing.T) {
 				require.Equal(t, http.StatusForbidden, rec.Code, "a non-admin is refused")
 				requireNoLeak(t, rec.Body.String(), alice)
 			case perUser:
-				require.NotContains(t, []auth.Resolver{auth.Public, auth.OpsKey}, rt.Resolver)
+				require.NotContains(t, []auth.Resolver{auth.Public, auth.OpsKey, auth.InfraKey}, rt.Resolver)
 				b := setup(t, nil)
 				alice, bob := seedTenant(t, b, "alice@example.org"), seedTenant(t, b, "bob@example.org")
 				tc.check(t, b, rt, alice, bob)

@@ -34,6 +34,10 @@ const (
 	// AdminSession is Strict plus role admin (403 otherwise). The ops key is never
 	// an admin, and neither is an owner override.
 	AdminSession
+	// InfraKey is /infra-events' own: a source address inside
+	// INFRA_INGEST_ALLOWED_CIDRS (else 403) and INFRA_INGEST_KEY in
+	// X-Infra-Ingest-Key (else 401). It carries no user (infrakey_http.go).
+	InfraKey
 )
 
 func (r Resolver) String() string {
@@ -50,12 +54,14 @@ func (r Resolver) String() string {
 		return "current_user_id_strict_with_owner_override"
 	case AdminSession:
 		return "admin_session"
+	case InfraKey:
+		return "infra_key"
 	}
 	return "undeclared"
 }
 
 // Valid reports whether r is one of the declared resolvers.
-func (r Resolver) Valid() bool { return r >= Public && r <= AdminSession }
+func (r Resolver) Valid() bool { return r >= Public && r <= InfraKey }
 
 var (
 	errNotSignedIn = httpx.Unauthorized("not_authenticated", "Sign in to use this.")
@@ -108,6 +114,8 @@ func (s *Service) resolve(w http.ResponseWriter, r *http.Request, res Resolver) 
 		return c, nil
 	case WithOwnerOverride, StrictWithOwnerOverride:
 		return s.resolveOverride(w, r, res)
+	case InfraKey:
+		return Caller{}, s.checkInfraKey(r)
 	}
 	return Caller{}, httpx.Internal(errors.New("auth: route declares no resolver"))
 }

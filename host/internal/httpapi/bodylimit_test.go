@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/users"
 )
 
@@ -105,7 +106,9 @@ func TestAnOversizedPDFIsNamedAsSuch(t *testing.T) {
 // reader's raw error text.
 func TestEveryRouteRefusesAnOversizedBody(t *testing.T) {
 	t.Parallel()
-	b := setup(t, map[string]string{"DEV_AUTH_BYPASS": "true"}, nil)
+	// /infra-events has its own key and allowlist, which the bypass does not open.
+	const infraKey = "5c8e1a4f7b2d9e6a3c0f8b5d2e7a4c1f9b6d3e0a"
+	b := setup(t, map[string]string{"DEV_AUTH_BYPASS": "true", "INFRA_INGEST_KEY": infraKey, "INFRA_INGEST_ALLOWED_CIDRS": "127.0.0.1/32"}, nil)
 	_, err := users.Create(context.Background(), b.pool, "admin@example.org", users.RoleAdmin)
 	require.NoError(t, err)
 	path := strings.NewReplacer("{id}", "00000000-0000-4000-8000-000000000001", "{paper_id}", "00000000-0000-4000-8000-000000000002",
@@ -117,6 +120,7 @@ func TestEveryRouteRefusesAnOversizedBody(t *testing.T) {
 		for _, chunked := range []bool{false, true} {
 			r := httptest.NewRequest(rt.Method, path.Replace(rt.Pattern), bytes.NewReader(body))
 			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set(auth.HeaderInfraKey, infraKey)
 			r.RemoteAddr = "127.0.0.1:5000"
 			if chunked {
 				r.ContentLength = -1

@@ -20,6 +20,7 @@ import (
 
 	"github.com/lectern-research/lectern/host/internal/auth"
 	"github.com/lectern-research/lectern/host/internal/httpx"
+	"github.com/lectern-research/lectern/host/internal/infraevents"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/llmgw"
@@ -118,6 +119,8 @@ func TestOpenAPISchemasMatchWhatTheCodeSends(t *testing.T) {
 		sent   map[string]bool // JSON name -> always sent
 	}{
 		{"Error", errorBodyFields(t)},
+		{"InfraEventsAccepted", jsonFields(reflect.TypeFor[infraevents.Accepted]())},
+		{"InfraEvent", jsonFields(reflect.TypeFor[infraevents.Event]())},
 		{"FieldError", jsonFields(reflect.TypeFor[httpx.FieldError]())},
 		{"UploadResult", jsonFields(reflect.TypeFor[ingest.UploadResult]())},
 		{"JobEnvelope", jsonFields(reflect.TypeFor[jobs.Envelope]())},

@@ -82,6 +82,10 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 	if h.Enrich != nil {
 		enrichPaper = h.Enrich.Enrich
 	}
+	infraIngest := unavailable("Infrastructure events are not taken on this host.")
+	if h.InfraEvents != nil {
+		infraIngest = h.InfraEvents.Ingest
+	}
 	if h.Jobs != nil {
 		jobCreate, jobList, jobGet, jobCancel, jobStream = h.Jobs.Create, h.Jobs.List, h.Jobs.Get, h.Jobs.Cancel, h.Jobs.Stream
 	}
@@ -92,6 +96,9 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodGet, "/readyz", auth.Public, f(h.readyz)},
 		{http.MethodGet, "/api/openapi.json", auth.Public, f(serveOpenAPI)},
 		{http.MethodGet, "/metrics", auth.OpsKey, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})},
+
+		// Infrastructure log events from a log-shipping sidecar (key and CIDR).
+		{http.MethodPost, "/infra-events", auth.InfraKey, f(infraIngest)},
 
 		// Sign-in.
 		{http.MethodPost, "/api/auth/magic-link", auth.Public, f(a.HandleMagicLinkRequest)},

@@ -18,6 +18,7 @@ import (
 	"github.com/lectern-research/lectern/host/internal/digest"
 	"github.com/lectern-research/lectern/host/internal/enrich"
 	"github.com/lectern-research/lectern/host/internal/httpx"
+	"github.com/lectern-research/lectern/host/internal/infraevents"
 	"github.com/lectern-research/lectern/host/internal/ingest"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/learning"
@@ -74,6 +75,8 @@ type Deps struct {
 	// BackupView says when the host is in maintenance after a failed restore
 	// (every route but sign-in, health and the panel answers 503); nil never.
 	BackupView *backup.View
+	// InfraEvents takes POST /infra-events; nil answers 503.
+	InfraEvents *infraevents.API
 }
 
 // handler holds the dependencies every route handler shares.
