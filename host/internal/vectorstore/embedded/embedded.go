@@ -25,6 +25,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -76,6 +77,9 @@ type partition struct {
 	newest   time.Time  // newest created_at in PostgreSQL when last checked
 	checked  time.Time
 	loadedOK bool
+	// checking is set while a search compares the loaded partition with
+	// PostgreSQL (partition), so that only one does.
+	checking atomic.Bool
 }
 
 func newPartition(dir string) *partition {
@@ -407,6 +411,13 @@ func (s *Store) loaded(model string) *partition {
 
 // partition returns the model's partition, loading it from PostgreSQL the first
 // time and reloading it when PostgreSQL has changed behind it.
+//
+// Every search comes through here, so the common case takes the partition's lock
+// only for reading: an exclusive lock would wait for every search under way to
+// finish, and hold every new one back meanwhile, so that concurrent searches ran
+// in waves (the load test, docs/benchmarks.md "Load test (issue 23)"). When the
+// check against PostgreSQL is due, one search makes it while the others go on
+// with the rows loaded, which already hold every write made through this store.
 func (s *Store) partition(ctx context.Context, model string) (*partition, error) {
 	s.mu.Lock()
 	p, ok := s.parts[model]
@@ -416,30 +427,51 @@ func (s *Store) partition(ctx context.Context, model string) (*partition, error)
 	}
 	s.mu.Unlock()
 
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.loadedOK && time.Since(p.checked) < RefreshEvery {
+	p.mu.RLock()
+	loaded, due := p.loadedOK, time.Since(p.checked) >= RefreshEvery
+	p.mu.RUnlock()
+	switch {
+	case loaded && !due:
 		return p, nil
+	case loaded && !p.checking.CompareAndSwap(false, true):
+		return p, nil // another search is checking
+	case loaded:
+		defer p.checking.Store(false)
 	}
+	if err := s.refresh(ctx, model, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// refresh compares the partition with PostgreSQL (its row count and newest write)
+// and reloads it when they differ. The comparison's query runs before the
+// partition is locked, so searches go on while it runs; only a reload holds them.
+func (s *Store) refresh(ctx context.Context, model string, p *partition) error {
 	var count int64
 	var newest *time.Time
 	if err := s.pool.QueryRow(ctx, `SELECT count(*), max(created_at) FROM chunk_embeddings WHERE model = $1`, model).Scan(&count, &newest); err != nil {
-		return nil, fmt.Errorf("embedded: check %q: %w", model, err)
+		return fmt.Errorf("embedded: check %q: %w", model, err)
 	}
 	var nw time.Time
 	if newest != nil {
 		nw = *newest
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.loadedOK && time.Since(p.checked) < RefreshEvery {
+		return nil // another caller loaded or checked it meanwhile
+	}
 	if p.loadedOK && count == p.count && nw.Equal(p.newest) {
 		p.checked = time.Now()
-		return p, nil
+		return nil
 	}
 	if err := p.load(ctx, s.pool, model, count); err != nil {
 		p.loadedOK = false
-		return nil, err
+		return err
 	}
 	p.count, p.newest, p.checked, p.loadedOK = count, nw, time.Now(), true
-	return p, nil
+	return nil
 }
 
 // load replaces the partition's contents with PostgreSQL's, streaming the rows
