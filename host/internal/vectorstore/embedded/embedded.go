@@ -46,6 +46,18 @@ type Store struct {
 
 	mu    sync.Mutex
 	parts map[string]*partition
+
+	// writesDone and writesBegun count this store's writes (Upsert, Delete,
+	// DeletePaper): begun before the transaction, done once the partitions hold
+	// it. A check against PostgreSQL that ran while one was under way cannot tell
+	// it from another node's write, and is not trusted (refresh).
+	writesDone, writesBegun atomic.Int64
+}
+
+// write counts a write as begun and returns the function that counts it done.
+func (s *Store) write() func() {
+	s.writesBegun.Add(1)
+	return func() { s.writesDone.Add(1) }
 }
 
 // Opts are the embedded store's optional settings.
@@ -103,6 +115,7 @@ var _ vectorstore.Store = (*Store)(nil)
 // whole batch when a chunk does not exist or belongs to another paper, or when the
 // dimension differs from the model's.
 func (s *Store) Upsert(ctx context.Context, model string, items []vectorstore.Item) error {
+	defer s.write()()
 	if err := vectorstore.ValidateUpsert(model, items); err != nil {
 		return err
 	}
@@ -179,6 +192,7 @@ func (s *Store) Upsert(ctx context.Context, model string, items []vectorstore.It
 
 // Delete removes these chunks' vectors under model.
 func (s *Store) Delete(ctx context.Context, model string, chunkIDs []uuid.UUID) error {
+	defer s.write()()
 	if len(chunkIDs) == 0 {
 		return nil
 	}
@@ -204,6 +218,7 @@ func (s *Store) Delete(ctx context.Context, model string, chunkIDs []uuid.UUID) 
 
 // DeletePaper removes every vector of the paper's chunks under every model.
 func (s *Store) DeletePaper(ctx context.Context, paperID uuid.UUID) error {
+	defer s.write()()
 	if _, err := s.pool.Exec(ctx, `
 		DELETE FROM chunk_embeddings
 		 WHERE chunk_id IN (SELECT id FROM paper_chunks WHERE paper_id = $1)`, paperID); err != nil {
@@ -445,9 +460,13 @@ func (s *Store) partition(ctx context.Context, model string) (*partition, error)
 }
 
 // refresh compares the partition with PostgreSQL (its row count and newest write)
-// and reloads it when they differ. The comparison's query runs before the
-// partition is locked, so searches go on while it runs; only a reload holds them.
+// and reloads it when they differ and none of this store's own writes was under
+// way meanwhile. The comparison's query runs before the partition is locked, so
+// searches go on while it runs; only a reload holds them.
 func (s *Store) refresh(ctx context.Context, model string, p *partition) error {
+	// Done first: a write that ends between the two reads counts as under way.
+	done := s.writesDone.Load()
+	begun := s.writesBegun.Load()
 	var count int64
 	var newest *time.Time
 	if err := s.pool.QueryRow(ctx, `SELECT count(*), max(created_at) FROM chunk_embeddings WHERE model = $1`, model).Scan(&count, &newest); err != nil {
@@ -461,6 +480,14 @@ func (s *Store) refresh(ctx context.Context, model string, p *partition) error {
 	defer p.mu.Unlock()
 	if p.loadedOK && time.Since(p.checked) < RefreshEvery {
 		return nil // another caller loaded or checked it meanwhile
+	}
+	if p.loadedOK && (begun != done || s.writesBegun.Load() != begun) {
+		// One of this store's writes was under way: PostgreSQL may have it while
+		// the partition does not yet (it waits for this lock), which is no other
+		// node's change. Reloading for it would hold every search for a whole
+		// load (about a minute at 100k rows under load); the next check decides.
+		p.checked = time.Now()
+		return nil
 	}
 	if p.loadedOK && count == p.count && nw.Equal(p.newest) {
 		p.checked = time.Now()

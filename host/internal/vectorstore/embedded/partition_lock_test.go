@@ -94,7 +94,7 @@ func TestOneSearchChecksPostgresTheOthersGoOn(t *testing.T) {
 	p.checked = time.Time{} // the check is due
 	p.mu.Unlock()
 	require.True(t, p.checking.CompareAndSwap(false, true)) // another search makes it
-	p.mu.RLock()                                             // a search under way
+	p.mu.RLock()                                            // a search under way
 	defer p.mu.RUnlock()
 	require.Same(t, p, partitionWithin(t, s))
 }
@@ -120,4 +120,36 @@ func TestDueCheckReloadsWhatAnotherStoreWrote(t *testing.T) {
 	require.Len(t, hits, 2)
 	require.Equal(t, added[0], hits[0].ChunkID)
 	require.False(t, p.checking.Load(), "the check is over")
+}
+
+// A check that runs while one of the store's own writes is under way (committed in
+// PostgreSQL, not yet in the partition, which it waits to lock behind the searches)
+// does not reload: that would hold every search for a whole load. The next check,
+// with no write under way, still finds another store's rows.
+func TestCheckDuringOwnWriteDoesNotReload(t *testing.T) {
+	t.Parallel()
+	s, pool, _ := storeWithVectors(t, []float32{1, 0})
+	other := NewWithOpts(pool, Opts{Dir: t.TempDir()})
+	addVectors(t, other, pool, []float32{0, 1}) // PostgreSQL now differs from s's partition
+	p := s.loaded("m")
+	due := func() {
+		p.mu.Lock()
+		p.checked = time.Time{}
+		p.mu.Unlock()
+	}
+
+	writeDone := s.write() // one of s's writes is under way
+	due()
+	hits, err := s.Search(t.Context(), "m", []float32{0, 1}, 2, vectorstore.Filter{})
+	require.NoError(t, err)
+	require.Len(t, hits, 1, "no reload while a write of this store is under way")
+	p.mu.RLock()
+	require.False(t, p.checked.IsZero(), "the check counts as made")
+	p.mu.RUnlock()
+
+	writeDone()
+	due()
+	hits, err = s.Search(t.Context(), "m", []float32{0, 1}, 2, vectorstore.Filter{})
+	require.NoError(t, err)
+	require.Len(t, hits, 2, "with no write under way the check reloads")
 }
