@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -414,12 +415,37 @@ func printLoadHeader(w io.Writer, o options) {
 	if out, err := exec.Command(o.binary, "version").Output(); err == nil {
 		version = strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 	}
-	fmt.Fprintf(w, "bench-http --mix load: %s\nhost: %s; %d CPUs (GOMAXPROCS %d); the load generator runs on the same machine\n",
-		seedVersion, version, runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "bench-http --mix load: %s\nhost: %s; %d CPUs (GOMAXPROCS %d, %s), %s of memory; the load generator runs on the same machine\n",
+		seedVersion, version, runtime.NumCPU(), runtime.GOMAXPROCS(0), procField("/proc/cpuinfo", "model name"), memTotal())
 	fmt.Fprintf(w, "virtual users: one action, then a think time uniform in [%s, %s]; %s per level; actions (weight):",
 		o.thinkMin, o.thinkMax, o.duration)
 	for _, a := range userActions {
 		fmt.Fprintf(w, " %s %d;", a.Name, a.Weight)
 	}
 	fmt.Fprintln(w)
+}
+
+// procField is the value of the first "name: value" line of a /proc file named
+// name, or "unknown".
+func procField(path, name string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == name {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// memTotal is the machine's memory in GiB, from /proc/meminfo.
+func memTotal() string {
+	kb, err := strconv.ParseFloat(strings.TrimSuffix(procField("/proc/meminfo", "MemTotal"), " kB"), 64)
+	if err != nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f GiB", kb/(1<<20))
 }

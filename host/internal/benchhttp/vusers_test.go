@@ -112,3 +112,10 @@ func TestParseLoadFlags(t *testing.T) {
 	_, err = parseFlags([]string{"--think-min", "3s", "--think-max", "2s"}, &strings.Builder{})
 	require.Error(t, err)
 }
+
+// The header names the machine from /proc, as the figures need.
+func TestMachineFromProc(t *testing.T) {
+	t.Parallel()
+	require.Regexp(t, `^\d+ GiB$`, memTotal())
+	require.Equal(t, "unknown", procField("/proc/meminfo", "No such field"))
+}
