@@ -443,12 +443,6 @@ func run(ctx context.Context, bin string, args []string, read func(stdout io.Rea
 		return stderr.String(), fmt.Errorf("pdftext: %s: %w", bin, ctx.Err())
 	case rerr != nil:
 		return stderr.String(), rerr
-	case errors.Is(werr, exec.ErrWaitDelay):
-		// The process exited successfully and its output was read to the end;
-		// only the copy of its stderr (kept for messages) was cut short, as it is
-		// when a busy host does not get to it within waitDelay (the load test
-		// found this failing good PDFs as malformed). Nothing is missing.
-		return stderr.String(), nil
 	case werr != nil:
 		return stderr.String(), fmt.Errorf("pdftext: %s: %w", bin, werr)
 	}
