@@ -10,7 +10,7 @@ PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/*/main.go))
 # Packages of both modules of the workspace (root and sdk).
 PKGS := ./... ./sdk/...
 
-.PHONY: build run test test-qdrant bench bench-http fuzz fuzz-short lint fmt clean proto pdfjs
+.PHONY: build run test test-qdrant bench bench-http load fuzz fuzz-short lint fmt clean proto pdfjs
 
 ## pdfjs: Mozilla's pdf.js for the reader page, from the npm registry at a pinned
 ## version whose tarball must match the pinned SHA-512 (scripts/vendor-pdfjs), into
@@ -81,6 +81,18 @@ fuzz:
 	FUZZTIME=$(FUZZTIME) FUZZTIME_FuzzJSONRoutes=$(FUZZTIME_JSON_ROUTES) ./scripts/fuzz
 fuzz-short:
 	FUZZTIME=2s FUZZSKIP='^FuzzJSONRoutes$$' ./scripts/fuzz
+
+## load: the load test with writes (issue 23 item 3; docs/benchmarks.md, "Load test (issue 23)"):
+## on bench-http's cached data, 200 virtual users, each signed in with its own session, do one
+## action of a mix with writes and think 1-5 s, for 60 s; it prints per route p50/p95/p99 and
+## answers by status, then checks that every acknowledged write is in the database. The knee:
+## LOAD_FLAGS="--users 50,100,200,400". A profile of the host under load: build it with
+## `go build -tags benchpprof -o bin/lectern-pprof ./host/cmd/lectern`, run with
+## LECTERN_PPROF_ADDR=127.0.0.1:6061 and --lectern bin/lectern-pprof. Not in make test.
+load: build
+	./scripts/ensure-tools --serve
+	$(GO) build -o bin/lectern-bench-http ./host/cmd/lectern-bench-http
+	./bin/lectern-bench-http --lectern bin/lectern --mix load --users 200 --duration 60s $(LOAD_FLAGS)
 
 ## lint: go vet, gofmt, golangci-lint (.golangci.yaml: depguard import fences, forbidigo,
 ## the standard linters) over both modules, then scripts/lint-fences, which plants imports

@@ -9,10 +9,16 @@ import (
 // Sizes of the generated corpus (issue 18 item 7): the shared corpus every user
 // sees, and what each user keeps privately.
 const (
-	Papers            = 10_000
-	PassagesPerPaper  = 10
-	Passages          = Papers * PassagesPerPaper
-	Users             = 10
+	Papers           = 10_000
+	PassagesPerPaper = 10
+	Passages         = Papers * PassagesPerPaper
+	// Users is how many users the mixed read set signs in and drives.
+	Users = 10
+	// SeededUsers is how many users the data set has, each with the same kind of
+	// library, cards, projects and Pulse deck: the load test (--mix load) gives
+	// each virtual user one of them.
+	SeededUsers       = 200
+	PulseCardsPerUser = 20
 	CardsPerUser      = 1_000
 	LibraryPerUser    = 2_000
 	DecksPerUser      = 5

@@ -22,7 +22,7 @@ import (
 
 // seedVersion names the generated data set; a cache seeded by another version is
 // seeded again.
-const seedVersion = "bench-http v1: 10k papers, 100k passages, 10 users, 1k cards each, fixture PDFs"
+const seedVersion = "bench-http v2: 10k papers, 100k passages, 200 users, 1k cards and a Pulse deck each, fixture PDFs"
 
 // options are the command's flags.
 type options struct {
@@ -36,6 +36,12 @@ type options struct {
 	// only, when set, drives these routes of the mix alone, comma-separated (to
 	// read their own capacity).
 	only string
+	// mix is "reads" (the closed loop of the mixed read set) or "load" (virtual
+	// users with writes, issue 23).
+	mix string
+	// users are the load test's levels: virtual users, each with a session.
+	users              []int
+	thinkMin, thinkMax time.Duration
 }
 
 // Main runs the benchmark (lectern-bench-http [flags]) and returns the exit code.
@@ -68,8 +74,28 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "load before the first level, not counted")
 	fs.BoolVar(&o.reseed, "reseed", false, "throw the cached database away and seed again")
 	fs.StringVar(&o.only, "only", "", "drive only these routes of the mix (names as printed, comma-separated), to read their own capacity")
+	fs.StringVar(&o.mix, "mix", "reads", "reads: the mixed read set as a closed loop at each --connections; load: virtual users with writes at each --users")
+	users := fs.String("users", "200", "--mix load: levels, in virtual users (each signed in as a seeded user), comma-separated")
+	fs.DurationVar(&o.thinkMin, "think-min", time.Second, "--mix load: shortest think time between a user's actions")
+	fs.DurationVar(&o.thinkMax, "think-max", 5*time.Second, "--mix load: longest think time (drawn uniformly between the two)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.mix != "reads" && o.mix != "load" {
+		fmt.Fprintf(stderr, "lectern-bench-http: --mix: %q is neither reads nor load\n", o.mix)
+		return o, errors.New("bad --mix")
+	}
+	if o.thinkMin <= 0 || o.thinkMax < o.thinkMin {
+		fmt.Fprintln(stderr, "lectern-bench-http: --think-min must be positive and at most --think-max")
+		return o, errors.New("bad think time")
+	}
+	for _, s := range strings.Split(*users, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 10_000 {
+			fmt.Fprintf(stderr, "lectern-bench-http: --users: %q is not a number from 1 to 10000\n", s)
+			return o, errors.New("bad --users")
+		}
+		o.users = append(o.users, n)
 	}
 	for _, s := range strings.Split(*conns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -129,6 +155,9 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 		if srv, err = startServer(ctx, cfg); err != nil {
 			return err
 		}
+	}
+	if o.mix == "load" {
+		return runLoad(ctx, o, cluster, srv, stdout, log)
 	}
 	cookies, err := srv.signIn(ctx, Users)
 	if err != nil {

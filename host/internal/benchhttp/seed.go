@@ -47,7 +47,7 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
 		return fmt.Errorf("seed: analyze: %w", err)
 	}
-	log.Info("seeded the users' data", "users", Users, "cards_per_user", CardsPerUser, "took", time.Since(start).Round(time.Second).String())
+	log.Info("seeded the users' data", "users", SeededUsers, "cards_per_user", CardsPerUser, "took", time.Since(start).Round(time.Second).String())
 	return nil
 }
 
@@ -121,10 +121,11 @@ func seedPassages(ctx context.Context, pool *pgxpool.Pool, c *corpus, paperIDs [
 // over the states, some starred), DecksPerUser decks holding CardsPerUser cards
 // (reviewed cards due from ten days ago to ninety days ahead, so about a tenth
 // are due; one in twenty new; one in fifty suspended), and ProjectsPerUser
-// projects with tasks, milestones and papers of the user's library.
+// projects with tasks, milestones and papers of the user's library, and a Pulse
+// deck for today.
 var userSQL = []string{
 	fmt.Sprintf(`INSERT INTO users (email, display_name)
-	 SELECT 'bench' || lpad(u::text, 2, '0') || '@example.org', 'Bench user ' || u FROM generate_series(1, %d) u`, Users),
+	 SELECT 'bench' || lpad(u::text, 3, '0') || '@example.org', 'Bench user ' || u FROM generate_series(1, %d) u`, SeededUsers),
 	fmt.Sprintf(`INSERT INTO user_library (user_id, paper_id, added_via, added_at)
 	 SELECT u.id, p.id, 'manual_save', now() - make_interval(mins => p.rn::int)
 	   FROM (SELECT id, row_number() OVER (ORDER BY email) AS k FROM users) u
@@ -165,4 +166,14 @@ var userSQL = []string{
 	   FROM (SELECT id, user_id, row_number() OVER (PARTITION BY user_id ORDER BY name) AS k FROM projects) p
 	   JOIN (SELECT user_id, paper_id, row_number() OVER (PARTITION BY user_id ORDER BY added_at DESC) AS rn FROM user_library) l
 	     ON l.user_id = p.user_id AND l.rn > (p.k - 1) * %[1]d AND l.rn <= p.k * %[1]d`, PapersPerProject),
+	// Today's Pulse deck: PulseCardsPerUser papers of the shared corpus, a different
+	// draw per user, for the load test's ratings (the bench host has no source
+	// plugins to make a deck from).
+	fmt.Sprintf(`INSERT INTO pulse_decks (user_id, deck_date, card_count) SELECT id, current_date, %d FROM users`, PulseCardsPerUser),
+	fmt.Sprintf(`INSERT INTO pulse_cards (deck_id, user_id, paper_id, rank, score, why)
+	 SELECT d.id, d.user_id, p.id, p.rn, 1.0 / p.rn, 'Drawn for the load test.'
+	   FROM pulse_decks d
+	   CROSS JOIN LATERAL (SELECT x.id, row_number() OVER () AS rn
+	                         FROM (SELECT id FROM papers WHERE source = 'bench'
+	                                ORDER BY md5(id::text || d.user_id::text) LIMIT %d) x) p`, PulseCardsPerUser),
 }

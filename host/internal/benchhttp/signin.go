@@ -19,7 +19,7 @@ import (
 const sessionCookie = "service_session"
 
 // userEmail is the address of generated user i (0-based), as Seed makes them.
-func userEmail(i int) string { return fmt.Sprintf("bench%02d@example.org", i+1) }
+func userEmail(i int) string { return fmt.Sprintf("bench%03d@example.org", i+1) }
 
 // userAddr is the address user i signs in from: a documentation address
 // (192.0.2.0/24, RFC 5737) passed in X-Forwarded-For, which the host honours from

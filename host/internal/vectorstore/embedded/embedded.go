@@ -92,6 +92,15 @@ type partition struct {
 	since    uint64     // the change log is read from this transaction id (the xmin of the last read's snapshot)
 	read     time.Time  // when the change log was last read
 	loadedOK bool
+
+	// syncMu lets one search at a time bring the partition up to date (follow
+	// or reload); since, read and loadedOK change only under it (and p.mu when
+	// the rows change). synced is when the last successful catch-up began: a
+	// search that arrived before it needs no catch-up of its own, so N searches
+	// arriving together cost about two reads of the change log, not N, and none
+	// waits on the exclusive lock unless there is something to apply.
+	syncMu sync.Mutex
+	synced time.Time
 }
 
 func newPartition(dir string) *partition {
@@ -382,28 +391,39 @@ func (s *Store) partition(ctx context.Context, model string) (*partition, error)
 	}
 	s.mu.Unlock()
 
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	arrived := time.Now()
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	if p.loadedOK && p.synced.After(arrived) {
+		// A catch-up that began after this search arrived has finished: it saw
+		// every write committed before the search.
+		return p, nil
+	}
+	begun := time.Now()
 	if p.loadedOK && time.Since(p.read) < followTrust {
 		full, err := p.follow(ctx, s.pool, model)
 		if err != nil {
 			return nil, err
 		}
 		if !full {
+			p.synced = begun
 			return p, nil
 		}
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := p.reload(ctx, s.pool, model); err != nil {
 		p.loadedOK = false
 		return nil, err
 	}
+	p.synced = begun
 	return p, nil
 }
 
 // reload loads the partition whole and notes where the change log is to be
 // read from next: the xmin of a snapshot taken before the load, so that a write
 // that commits during the load is read again by the next follow (reading a
-// change twice is harmless). The caller holds p.mu.
+// change twice is harmless). The caller holds p.syncMu and p.mu.
 func (p *partition) reload(ctx context.Context, pool *pgxpool.Pool, model string) error {
 	var xmin string
 	var count int64
@@ -426,7 +446,8 @@ func (p *partition) reload(ctx context.Context, pool *pgxpool.Pool, model string
 // vectors again: a chunk still there is put, one that is gone is removed. It
 // returns full = true when the partition should load whole instead: more
 // changes than maxFollow, a vector of another dimension, or a change memory
-// could not take. The caller holds p.mu.
+// could not take. The caller holds p.syncMu; follow takes p.mu only to apply
+// changes, so searches go on while it reads the log.
 func (p *partition) follow(ctx context.Context, pool *pgxpool.Pool, model string) (full bool, err error) {
 	var xmin string
 	var changed []uuid.UUID
@@ -445,7 +466,10 @@ func (p *partition) follow(ctx context.Context, pool *pgxpool.Pool, model string
 		return true, nil
 	}
 	if len(changed) > 0 {
-		if full, err := p.reread(ctx, pool, model, changed); full || err != nil {
+		p.mu.Lock()
+		full, err := p.reread(ctx, pool, model, changed)
+		p.mu.Unlock()
+		if full || err != nil {
 			return full, err
 		}
 	}
