@@ -120,9 +120,9 @@ func (h *handler) zoteroInstancePut(w http.ResponseWriter, r *http.Request, s *s
 
 // splitGroups reads "123, 456 groups/789" into group ids.
 func splitGroups(s string) []string {
-	out := []string{}
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
-		out = append(out, f)
+	out := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if out == nil {
+		return []string{} // an empty list stops the instance's sync
 	}
 	return out
 }
