@@ -101,6 +101,12 @@ type partition struct {
 	// waits on the exclusive lock unless there is something to apply.
 	syncMu sync.Mutex
 	synced time.Time
+	// applied is the change of each chunk (its xid in the log) already read
+	// since the log's read point: the read point is the oldest transaction still
+	// open anywhere in the cluster, so a follow sees changes it applied before
+	// again while any long transaction runs, and takes the exclusive lock only
+	// for the ones it has not. Guarded by syncMu.
+	applied map[uuid.UUID]uint64
 }
 
 func newPartition(dir string) *partition {
@@ -439,6 +445,7 @@ func (p *partition) reload(ctx context.Context, pool *pgxpool.Pool, model string
 		return err
 	}
 	p.since, p.read, p.loadedOK = since, time.Now(), true
+	p.applied = nil // the load read every vector; a change it holds may be read once more
 	return nil
 }
 
@@ -451,26 +458,52 @@ func (p *partition) reload(ctx context.Context, pool *pgxpool.Pool, model string
 func (p *partition) follow(ctx context.Context, pool *pgxpool.Pool, model string) (full bool, err error) {
 	var xmin string
 	var changed []uuid.UUID
+	var xids []string
 	if err := pool.QueryRow(ctx, `
+		WITH c AS (SELECT chunk_id, xid FROM chunk_embedding_changes
+		            WHERE model = $1 AND xid >= $2::text::xid8 LIMIT $3)
 		SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
-		       array(SELECT chunk_id FROM chunk_embedding_changes
-		              WHERE model = $1 AND xid >= $2::text::xid8 LIMIT $3)`,
-		model, strconv.FormatUint(p.since, 10), maxFollow+1).Scan(&xmin, &changed); err != nil {
+		       coalesce((SELECT array_agg(chunk_id) FROM c), '{}'),
+		       coalesce((SELECT array_agg(xid::text) FROM c), '{}')`,
+		model, strconv.FormatUint(p.since, 10), maxFollow+1).Scan(&xmin, &changed, &xids); err != nil {
 		return false, fmt.Errorf("embedded: read the changes of %q: %w", model, err)
 	}
 	since, err := strconv.ParseUint(xmin, 10, 64)
 	if err != nil {
 		return false, fmt.Errorf("embedded: read the changes of %q: transaction id %q: %w", model, xmin, err)
 	}
-	if len(changed) > maxFollow {
+	if len(changed) > maxFollow || len(xids) != len(changed) {
 		return true, nil
 	}
-	if len(changed) > 0 {
+	var fresh []uuid.UUID
+	seen := make(map[uuid.UUID]uint64, len(changed))
+	for i, id := range changed {
+		x, err := strconv.ParseUint(xids[i], 10, 64)
+		if err != nil {
+			return true, nil
+		}
+		seen[id] = x
+		if done, ok := p.applied[id]; !ok || done != x {
+			fresh = append(fresh, id)
+		}
+	}
+	if len(fresh) > 0 {
 		p.mu.Lock()
-		full, err := p.reread(ctx, pool, model, changed)
+		full, err := p.reread(ctx, pool, model, fresh)
 		p.mu.Unlock()
 		if full || err != nil {
 			return full, err
+		}
+	}
+	if p.applied == nil {
+		p.applied = map[uuid.UUID]uint64{}
+	}
+	for id, x := range seen {
+		p.applied[id] = x
+	}
+	for id, x := range p.applied {
+		if x < since {
+			delete(p.applied, id) // below the read point: the log will not name it again
 		}
 	}
 	p.since, p.read = since, time.Now()
