@@ -121,14 +121,18 @@ func checkPlugins(ctx context.Context, entries []pluginhost.Entry, deadline time
 	var wg sync.WaitGroup
 	for i, e := range entries {
 		wg.Go(func() {
+			begin := time.Now()
 			pctx, cancel := context.WithTimeout(ctx, deadline)
 			defer cancel()
 			report, err := plugintest.Check(pctx, plugintest.Options{
 				Path: e.Path, Kind: e.Kind, Settings: e.Settings, Timeout: e.CallTimeout,
 			})
+			// A call's own deadline can end a moment before the plugin's, so a
+			// check that used up the plugin's time counts as timed out too.
 			out[i] = pluginOutcome{report: report, err: err,
 				interrupted: ctx.Err() != nil,
-				timedOut:    ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded)}
+				timedOut: ctx.Err() == nil && (errors.Is(pctx.Err(), context.DeadlineExceeded) ||
+					time.Since(begin) >= deadline*99/100)}
 		})
 	}
 	wg.Wait()
