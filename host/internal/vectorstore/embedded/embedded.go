@@ -433,8 +433,16 @@ func (s *Store) partition(ctx context.Context, model string) (*partition, error)
 func (p *partition) reload(ctx context.Context, pool *pgxpool.Pool, model string) error {
 	var xmin string
 	var count int64
-	if err := pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text, count(*) FROM chunk_embeddings WHERE model = $1`,
-		model).Scan(&xmin, &count); err != nil {
+	var logged []uuid.UUID
+	var xids []string
+	if err := pool.QueryRow(ctx, `
+		WITH c AS (SELECT chunk_id, xid FROM chunk_embedding_changes
+		            WHERE model = $1 AND xid >= pg_snapshot_xmin(pg_current_snapshot()) LIMIT $2)
+		SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
+		       (SELECT count(*) FROM chunk_embeddings WHERE model = $1),
+		       coalesce((SELECT array_agg(chunk_id) FROM c), '{}'),
+		       coalesce((SELECT array_agg(xid::text) FROM c), '{}')`,
+		model, maxFollow).Scan(&xmin, &count, &logged, &xids); err != nil {
 		return fmt.Errorf("embedded: check %q: %w", model, err)
 	}
 	since, err := strconv.ParseUint(xmin, 10, 64)
@@ -444,8 +452,17 @@ func (p *partition) reload(ctx context.Context, pool *pgxpool.Pool, model string
 	if err := p.load(ctx, pool, model, count); err != nil {
 		return err
 	}
+	// The changes the log showed before the load are in what it read: a follow
+	// need not read them again (one committed during the load may be, once).
+	p.applied = make(map[uuid.UUID]uint64, len(logged))
+	for i, id := range logged {
+		if i < len(xids) {
+			if x, err := strconv.ParseUint(xids[i], 10, 64); err == nil {
+				p.applied[id] = x
+			}
+		}
+	}
 	p.since, p.read, p.loadedOK = since, time.Now(), true
-	p.applied = nil // the load read every vector; a change it holds may be read once more
 	return nil
 }
 
