@@ -21,6 +21,9 @@ import (
 const (
 	// DefaultCallTimeout bounds every call to a plugin unless call_timeout says otherwise.
 	DefaultCallTimeout = 30 * time.Second
+	// MaxCallTimeout is the longest call_timeout accepted: a day, far above any
+	// real call (the LLM plugins use minutes), so a typo cannot unbound a call.
+	MaxCallTimeout = 24 * time.Hour
 	// DefaultMaxConcurrency is how many calls may run in one plugin at once unless
 	// max_concurrency says otherwise.
 	DefaultMaxConcurrency = 8
@@ -213,8 +216,10 @@ func Parse(file string, data []byte) ([]Entry, error) {
 		}
 		if v := str("call_timeout", false); v != "" {
 			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				bad(at("call_timeout"), "call_timeout %q must be a positive duration such as \"30s\"", v)
+			// "99999h" once passed: a call that may hang for years is no bound
+			// (FuzzParse, testdata/fuzz/FuzzParse).
+			if err != nil || d <= 0 || d > MaxCallTimeout {
+				bad(at("call_timeout"), "call_timeout %q must be a positive duration up to %s, such as \"30s\"", v, MaxCallTimeout)
 			}
 			e.CallTimeout = d
 		}

@@ -80,6 +80,7 @@ func TestParseRefusesBadEntriesWithFileLineAndReason(t *testing.T) {
 		{"enabled not bool", head + "enabled = \"yes\"\n", "plugins.toml:5: enabled must be true or false"},
 		{"bad sha", head + "sha256 = \"abc\"\n", "plugins.toml:5: sha256 must be 64 hex digits"},
 		{"bad timeout", head + "call_timeout = \"soon\"\n", `plugins.toml:5: call_timeout "soon" must be a positive duration`},
+		{"endless timeout", head + "call_timeout = \"99999h\"\n", `plugins.toml:5: call_timeout "99999h" must be a positive duration up to 24h0m0s`},
 		{"bad concurrency", head + "max_concurrency = 0\n", "plugins.toml:5: max_concurrency must be a whole number"},
 		{"settings not a table", head + "settings = 3\n", "plugins.toml:5: settings must be a table"},
 		{"secret in settings", head + "[plugin.settings]\nmode = \"x\"\napi_key = \"sk-123\"\n", `plugins.toml:7: setting "api_key" looks like a credential`},
