@@ -30,8 +30,12 @@ var (
 // "ﬁ" "ﬂ" "ﬀ" -> "fi" "fl" "ff", full-width forms, non-breaking spaces), curly
 // quotes and primes become straight quotes, dashes and the minus sign become
 // "-", soft hyphens go, and every run of whitespace becomes one space, trimmed
-// at both ends. Case is kept. Normalize is idempotent.
+// at both ends. Case is kept. Normalize is idempotent. Bytes that are not UTF-8
+// become U+FFFD first: removing a soft hyphen between two such bytes once joined
+// them into a quote mark that a second pass folded again (FuzzNormalize,
+// testdata/fuzz/FuzzNormalize).
 func Normalize(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = dotlessDiaeresis.Replace(s)
 	s = lineEndHyphen.ReplaceAllString(s, "$1$2")
 	s = norm.NFKC.String(s)
