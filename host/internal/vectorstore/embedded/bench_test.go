@@ -352,3 +352,71 @@ func TestQuantisedSearchRecall(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, recallAt10(t, p, queries), 0.95)
 }
+
+// bags draws vectors as the builtin lexical embedding makes them of passages:
+// each a few dozen words hashed into buckets, so most components are zero.
+type bags struct{ words int }
+
+func (b bags) draw(rng *rand.Rand, v []float32) {
+	clear(v)
+	for range b.words {
+		v[rng.IntN(len(v))] += float32(rng.NormFloat64())
+	}
+}
+
+// wordsQuery is a search of a few words as the lexical embedding makes it: two or
+// three nonzero components.
+func wordsQuery(rng *rand.Rand, dim int) []float32 {
+	q := make([]float32, dim)
+	for range 2 + rng.IntN(2) {
+		q[rng.IntN(dim)] = float32(1 + rng.Float64())
+	}
+	return normalised(q)
+}
+
+// TestSparseQueriesScoreEveryRow holds a search of a few words (a sparse query)
+// to the exact top 10 on a partition large enough for the sign-bit path, whose
+// bits for the query's zero components say nothing: it picked its candidates
+// almost at random for such queries.
+func TestSparseQueriesScoreEveryRow(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	p := datasetPartition(t, 3*exactBelow, rng, bags{words: 60})
+	mustIndex(t, p)
+	queries := make([][]float32, 30)
+	for i := range queries {
+		queries[i] = wordsQuery(rng, p.dim)
+		require.True(t, newQuery(queries[i]).sparse())
+	}
+	require.GreaterOrEqual(t, recallAt10(t, p, queries), 0.95)
+	require.False(t, newQuery(randomQuery(rng, p.dim)).sparse(), "a dense query keeps the dense path")
+}
+
+// BenchmarkWordsQuery measures a search of a few words (a sparse query, as the
+// builtin lexical embedding makes of a search box's words) at 100k rows of bags
+// of words, asking for 200 hits as passage search does: "shipped" scores every
+// row on the query's nonzero components, "signbits" is the sign-bit path such a
+// query took before.
+func BenchmarkWordsQuery(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	p := datasetPartition(b, 100_000, rng, bags{words: 60})
+	mustIndex(b, p)
+	queries := make([][]float32, 50)
+	for i := range queries {
+		queries[i] = wordsQuery(rng, p.dim)
+	}
+	for _, mode := range []string{"shipped", "signbits"} {
+		b.Run(mode, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				q := queries[i%len(queries)]
+				var err error
+				if mode == "shipped" {
+					_, err = p.search(q, 200, nil)
+				} else {
+					_, err = p.quantised(newQuery(q), 200)
+				}
+				require.NoError(b, err)
+			}
+		})
+	}
+}

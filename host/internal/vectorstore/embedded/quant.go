@@ -123,18 +123,55 @@ func dot8(a, b []byte) int32 {
 }
 
 // query is a normalised search vector with its codes, for scoring rows on codes.
+// A sparse query (few nonzero codes, as the builtin lexical embedding makes of a
+// few words: one bucket a word) also lists its nonzero components, and is scored
+// on those alone.
 type query struct {
 	vec   []float32
 	codes []byte
 	scale float32
+	// nz lists the components whose code is not zero when they are at most
+	// dim/sparseFraction of them; nil for a dense query.
+	nz []int
 }
+
+// sparseFraction: a query with at most dim/sparseFraction nonzero codes is sparse.
+// Reading those few bytes of a row costs less than the whole row's product once
+// they are under about a quarter of the row.
+const sparseFraction = 4
 
 func newQuery(q []float32) query {
 	c := make([]byte, len(q))
-	return query{vec: q, codes: c, scale: quantise(c, q)}
+	qq := query{vec: q, codes: c, scale: quantise(c, q)}
+	n := 0
+	for _, x := range c {
+		if x != 0 {
+			n++
+		}
+	}
+	if n*sparseFraction <= len(c) {
+		qq.nz = make([]int, 0, n)
+		for j, x := range c {
+			if x != 0 {
+				qq.nz = append(qq.nz, j)
+			}
+		}
+	}
+	return qq
 }
+
+// sparse reports whether the query is scored on its nonzero components alone.
+func (q query) sparse() bool { return q.nz != nil }
 
 // approx is the approximate dot product of the query with row i of c.
 func (q query) approx(c *codes, i int) float32 {
+	if q.nz != nil {
+		row := c.row(i)
+		var s int32
+		for _, j := range q.nz {
+			s += int32(int8(q.codes[j])) * int32(int8(row[j]))
+		}
+		return float32(s) * q.scale * c.scales[i]
+	}
 	return float32(dot8(q.codes, c.row(i))) * q.scale * c.scales[i]
 }
