@@ -154,6 +154,8 @@ func TestUploadIngestAndFindAPassageOnItsPage(t *testing.T) {
 	require.Equal(t, len(doc.Pages), pages)
 	require.Positive(t, chunks)
 	require.Equal(t, 1, libraries, "the upload is in the uploader's library only")
+	require.Equal(t, title, top.Title, "a result names its paper")
+	require.NotEmpty(t, top.Snippet)
 
 	bobFinds, err := b.passages.Search(ctx, b.bob, strings.Join(phrase, " "), nil, 5)
 	require.NoError(t, err)
@@ -181,6 +183,8 @@ func TestUploadIngestAndFindAPassageOnItsPage(t *testing.T) {
 	require.Contains(t, ids[:min(3, len(ids))], top.ChunkID, "the vector ranking finds the same passage")
 	require.LessOrEqual(t, found[0].PageStart, 3)
 	require.GreaterOrEqual(t, found[0].PageEnd, 3, "an overlapping passage of the same page may rank first")
+	require.Equal(t, title, found[0].Title, "a passage found by its vector alone is read in full too")
+	require.NotEmpty(t, found[0].Snippet)
 	bobFinds, err = b.passages.Search(ctx, b.bob, noisy, nil, 5)
 	require.NoError(t, err)
 	require.Empty(t, bobFinds, "vector hits are filtered by ownership too")

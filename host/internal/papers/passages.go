@@ -87,23 +87,30 @@ func (st *Store) SearchPassages(ctx context.Context, userID uuid.UUID, p SearchP
 }
 
 // Headline is the fragment of a passage that best matches a query, plain text,
-// with the matched words' [start, end) byte offsets in it.
+// with the matched words' [start, end) byte offsets in it, and where the passage
+// is: its paper, the paper's title, its section and pages.
 type Headline struct {
 	Snippet    string
 	Highlights [][2]int
+	PaperID    uuid.UUID
+	Title      string
+	Section    string
+	PageStart  int
+	PageEnd    int
 }
 
 // Headlines builds the snippets of the passages ids (those whose paper userID may
-// see; the others are left out) for query, a web-search query. Building a
-// headline reads the whole passage, so callers rank first and ask only for the
-// passages they show. A passage the query does not match gets its opening words
+// see; the others are left out) for query, a web-search query, with where each
+// passage is. Building a headline reads the whole passage, so callers rank first
+// and ask only for the passages they show. A passage the query does not match gets its opening words
 // and no highlights.
 func (st *Store) Headlines(ctx context.Context, userID uuid.UUID, query string, ids []uuid.UUID) (map[uuid.UUID]Headline, error) {
 	if len(ids) == 0 {
 		return map[uuid.UUID]Headline{}, nil
 	}
 	rows, err := st.pool.Query(ctx, `
-		SELECT c.id, ts_headline('english', translate(c.content, $4, ''), websearch_to_tsquery('english', $3), $5)
+		SELECT c.id, ts_headline('english', translate(c.content, $4, ''), websearch_to_tsquery('english', $3), $5),
+		       c.paper_id, p.title, coalesce(c.section, ''), c.page_start, c.page_end
 		  FROM paper_chunks c JOIN papers p ON p.id = c.paper_id
 		 WHERE c.id = ANY($2) AND `+visiblePredicate,
 		userID, ids, query, markStart+markStop,
@@ -114,8 +121,8 @@ func (st *Store) Headlines(ctx context.Context, userID uuid.UUID, query string, 
 	out := make(map[uuid.UUID]Headline, len(ids))
 	var id uuid.UUID
 	var marked string
-	_, err = pgx.ForEachRow(rows, []any{&id, &marked}, func() error {
-		var h Headline
+	var h Headline
+	_, err = pgx.ForEachRow(rows, []any{&id, &marked, &h.PaperID, &h.Title, &h.Section, &h.PageStart, &h.PageEnd}, func() error {
 		h.Snippet, h.Highlights = unmark(strings.Join(strings.Fields(marked), " "))
 		out[id] = h
 		return nil

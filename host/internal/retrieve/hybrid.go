@@ -61,9 +61,11 @@ func (r *Retriever) lexical(ctx context.Context, userID uuid.UUID, q string, pap
 
 // Search returns the limit passages best matching q among papers userID may see,
 // restricted to paperIDs when given, each with its snippet and highlights. Each
-// ranking contributes its top candidates(limit) by id and score only; snippets are
-// built last, for the passages returned (a headline reads the whole passage, and
-// building one for every candidate cost most of a search).
+// ranking contributes its top candidates(limit) by id and score only; where each
+// passage is and its snippet are read last, in one query, for the passages
+// returned (a headline reads the whole passage, and building one for every
+// candidate cost most of a search; reading the details of every candidate cost
+// two queries over 250 passages to show 20).
 func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
 	ranked, err := r.search(ctx, userID, q, q, paperIDs, limit)
 	if err != nil || len(ranked) == 0 {
@@ -83,6 +85,7 @@ func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, pape
 		if !ok {
 			continue // its paper was hidden between ranking and now
 		}
+		p.PaperID, p.Title, p.Section, p.PageStart, p.PageEnd = h.PaperID, h.Title, h.Section, h.PageStart, h.PageEnd
 		p.Snippet, p.Highlights = h.Snippet, h.Highlights
 		if p.Highlights == nil {
 			p.Highlights = [][2]int{}
@@ -121,6 +124,7 @@ func (r *Retriever) SearchQuestion(ctx context.Context, userID uuid.UUID, questi
 		if !ok {
 			continue
 		}
+		p.PaperID, p.Title, p.Section, p.PageStart, p.PageEnd = f.PaperID, f.Title, f.Section, f.PageStart, f.PageEnd
 		p.Authors, p.Text, p.CharStart, p.PageStarts = f.Authors, f.Text, f.CharStart, f.PageStarts
 		out = append(out, p)
 	}
@@ -173,41 +177,54 @@ func (r *Retriever) similar(ctx context.Context, userID uuid.UUID, q string, pap
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: embed the question: %w", err)
 	}
-	// The vector store knows nothing of ownership: ask for more than needed and
-	// keep what the caller may see. The question is compared with the passages of
-	// the model that embedded it.
-	hits, err := r.vectors.Search(ctx, emb.Model, emb.Vectors[0], 4*n, vectorstore.Filter{PaperIDs: paperIDs})
-	if err != nil {
-		return nil, fmt.Errorf("retrieve: %w", err)
+	// The vector store knows nothing of ownership: keep what the caller may see,
+	// and when others' private papers took some of the n places, ask again for
+	// more than needed (each hit asked for is read again exactly, so asking for
+	// four times as many every time cost a search four times the reads). The
+	// question is compared with the passages of the model that embedded it.
+	var out []Passage
+	for _, k := range []int{n, 4 * n} {
+		hits, err := r.vectors.Search(ctx, emb.Model, emb.Vectors[0], k, vectorstore.Filter{PaperIDs: paperIDs})
+		if err != nil {
+			return nil, fmt.Errorf("retrieve: %w", err)
+		}
+		if out, err = r.visible(ctx, userID, hits, n); err != nil || len(out) == n || len(hits) < k {
+			return out, err
+		}
 	}
-	return r.visible(ctx, userID, hits, n)
+	return out, nil
 }
 
 // candidates is how deep each ranking is read before fusion.
 func candidates(limit int) int { return max(2*limit, 50) }
 
-// visible returns, in the hits' order, the first n hits whose paper userID may see,
-// with their passages' details.
+// visible returns, in the hits' order, the first n hits whose paper userID may
+// see, by id and paper only (Search and SearchQuestion read the details of the
+// passages they return).
 func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vectorstore.Hit, n int) ([]Passage, error) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	ids := make([]uuid.UUID, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ChunkID
+	seen := make(map[uuid.UUID]bool, len(hits))
+	paperIDs := make([]uuid.UUID, 0, len(hits))
+	for _, h := range hits {
+		if !seen[h.PaperID] {
+			seen[h.PaperID] = true
+			paperIDs = append(paperIDs, h.PaperID)
+		}
 	}
-	found, err := papers.New(r.pool).VisiblePassages(ctx, userID, ids)
+	ok, err := papers.New(r.pool).VisibleIDs(ctx, userID, paperIDs)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: vector hits: %w", err)
 	}
-	byID := make(map[uuid.UUID]Passage, len(found))
-	for _, p := range found {
-		byID[p.ChunkID] = passage(p)
+	may := make(map[uuid.UUID]bool, len(ok))
+	for _, id := range ok {
+		may[id] = true
 	}
 	out := make([]Passage, 0, n)
 	for _, h := range hits {
-		if p, ok := byID[h.ChunkID]; ok && len(out) < n {
-			out = append(out, p)
+		if may[h.PaperID] && len(out) < n {
+			out = append(out, Passage{ChunkID: h.ChunkID, PaperID: h.PaperID, Score: float64(h.Score)})
 		}
 	}
 	return out, nil

@@ -274,26 +274,12 @@ func (l *lexicon) search(ctx context.Context, userID uuid.UUID, q string, paperI
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}
-	ids := make([]uuid.UUID, len(hits))
+	// The index kept only passages userID may see (the public papers and
+	// in.PrivateVisible); Search and SearchQuestion read the details of those they
+	// return, checking again who may see them.
+	out := make([]Passage, len(hits))
 	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	found, err := l.store.VisiblePassages(ctx, userID, ids)
-	if err != nil {
-		return nil, fmt.Errorf("retrieve: lexical hits: %w", err)
-	}
-	byID := make(map[uuid.UUID]papers.Passage, len(found))
-	for _, p := range found {
-		byID[p.ChunkID] = p
-	}
-	out := make([]Passage, 0, len(hits))
-	for _, h := range hits {
-		p, ok := byID[h.ID]
-		if !ok {
-			continue // hidden since the visibility was read
-		}
-		p.Score, p.Snippet = h.Score, ""
-		out = append(out, passage(p))
+		out[i] = Passage{ChunkID: h.ID, PaperID: h.PaperID, Score: h.Score}
 	}
 	return out, nil
 }
