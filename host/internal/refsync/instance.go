@@ -54,7 +54,8 @@ func (s *Syncer) RunInstance(ctx context.Context) ([]Report, error) {
 		rep, err := s.runInstanceLibrary(ctx, m, acct.Credentials, lib)
 		words := ""
 		if err != nil {
-			words = err.Error()
+			words = failureWords(err)
+			s.logFailure("instance", lib, err)
 			if first == nil {
 				first = fmt.Errorf("library %s: %w", lib, err)
 			}

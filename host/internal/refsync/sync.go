@@ -110,12 +110,21 @@ func (s *Syncer) Run(ctx context.Context, userID uuid.UUID) (Report, error) {
 	return s.runOpen(ctx, userID, c)
 }
 
+// logFailure logs why a run of library failed, for whom (a user id or
+// "instance"): the status shows a sentence, the log the error.
+func (s *Syncer) logFailure(who, library string, err error) {
+	if s.Logger != nil {
+		s.Logger.Warn("zotero sync failed", "for", who, "library", library, "err", err)
+	}
+}
+
 // runOpen is Run over an open connection.
 func (s *Syncer) runOpen(ctx context.Context, userID uuid.UUID, c conn) (Report, error) {
 	rep, err := s.run(ctx, c.m, userID, c.creds, c.lib)
 	words := ""
 	if err != nil {
-		words = err.Error()
+		words = failureWords(err)
+		s.logFailure(userID.String(), c.lib, err)
 	}
 	if rerr := recordRun(context.WithoutCancel(ctx), s.Pool, userID, c.lib, s.now(), rep, words); rerr != nil && err == nil {
 		err = rerr
