@@ -75,6 +75,16 @@ func TestBackupPanelRestoreNeedsAnAdminSession(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, rec.Code)
 
 	rec = b.do(t, req{method: http.MethodPost, path: "/api/admin/backups/restore", cookie: admin, body: body})
+	require.Equal(t, http.StatusConflict, rec.Code, "no sidecar watches: %s", rec.Body.String())
+	require.Contains(t, rec.Body.String(), "No backup service is running")
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/admin/backups/now", cookie: admin})
+	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
+	require.NoFileExists(t, requestFile)
+
+	release, err := backup.ClaimTriggerFolder(b.app.Config.BackupTriggerFolder()) // as the sidecar does
+	require.NoError(t, err)
+	t.Cleanup(release)
+	rec = b.do(t, req{method: http.MethodPost, path: "/api/admin/backups/restore", cookie: admin, body: body})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	require.FileExists(t, requestFile)
 	rec = b.do(t, req{method: http.MethodPost, path: "/api/admin/backups/restore", cookie: admin, body: body})

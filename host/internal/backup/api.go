@@ -80,9 +80,18 @@ func (a *API) Status(w http.ResponseWriter, r *http.Request) {
 	httpx.JSON(w, http.StatusOK, map[string]any{"status": st, "maintenance": a.view.Maintenance()})
 }
 
+// errNoSidecar answers a request no backup sidecar would act on.
+var errNoSidecar = &httpx.Error{Status: http.StatusConflict, Code: "no_backup_sidecar",
+	Detail: "No backup service is running for this installation, so nothing would act on the request: start `lectern backup watch` beside the server (on the built-in database `lectern serve` runs it itself), then try again."}
+
 // BackupNow asks the sidecar for a manual restore point.
 func (a *API) BackupNow(w http.ResponseWriter, r *http.Request) {
-	if err := a.view.RequestBackup(); err != nil {
+	err := a.view.RequestBackup()
+	if errors.Is(err, ErrNoSidecar) {
+		httpx.Err(w, r, errNoSidecar)
+		return
+	}
+	if err != nil {
 		httpx.Err(w, r, httpx.Unavailable("The backup request could not be written; check that the trigger folder is mounted and writable.", err))
 		return
 	}
@@ -111,6 +120,8 @@ func (a *API) Restore(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, ErrNotRestorable):
 		p, _ := readPoint(a.view.cfg.Dir, body.Point, a.view.cfg.SigningKey, a.view.cfg.SchemaVersion)
 		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "not_restorable", Detail: p.Problem})
+	case errors.Is(err, ErrNoSidecar):
+		httpx.Err(w, r, errNoSidecar)
 	case errors.Is(err, ErrRestoreRunning):
 		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "restore_running",
 			Detail: "A restore is already requested or running; wait for it to finish."})

@@ -126,6 +126,8 @@ func (b *testBundle) watch(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- b.svc.Watch(ctx, 50*time.Millisecond) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	// The panel leaves requests only once the sidecar holds the folder.
+	require.Eventually(t, func() bool { return Watching(b.cfg.TriggerDir) }, 10*time.Second, 10*time.Millisecond)
 }
 
 // finished waits for the restore of request id to end and returns its status.
@@ -507,6 +509,17 @@ func TestRequestRestoreChecksTheWord(t *testing.T) {
 		require.ErrorIs(t, err, ErrNoPoint, name)
 	}
 	require.NoFileExists(t, filepath.Join(b.cfg.TriggerDir, RestoreRequestFile))
+	_, err = b.view.RequestRestore(point, ConfirmWord, uuid.New())
+	require.ErrorIs(t, err, ErrNoSidecar, "no request is left for a sidecar that is not there")
+	require.ErrorIs(t, b.view.RequestBackup(), ErrNoSidecar)
+	require.NoFileExists(t, filepath.Join(b.cfg.TriggerDir, RestoreRequestFile))
+	require.NoFileExists(t, filepath.Join(b.cfg.TriggerDir, BackupNowFile))
+	release, err := ClaimTriggerFolder(b.cfg.TriggerDir)
+	require.NoError(t, err)
+	t.Cleanup(release)
+	require.True(t, Watching(b.cfg.TriggerDir))
+	_, err = ClaimTriggerFolder(b.cfg.TriggerDir)
+	require.Error(t, err, "one sidecar at a time")
 	req, err := b.view.RequestRestore(point, ConfirmWord, uuid.New())
 	require.NoError(t, err)
 	var onDisk RestoreRequest

@@ -102,6 +102,9 @@ var (
 	ErrNotConfirmed   = errors.New("backup: the confirmation word was not typed")
 	ErrNotRestorable  = errors.New("backup: the point cannot be restored")
 	ErrRestoreRunning = errors.New("backup: a restore is already requested or running")
+	// ErrNoSidecar: no backup sidecar watches the trigger folder, so a request
+	// left there would wait for nobody.
+	ErrNoSidecar = errors.New("backup: no backup sidecar is watching the trigger folder")
 )
 
 // RequestRestore writes the restore sentinel for point, after checking the typed
@@ -121,6 +124,9 @@ func (v *View) RequestRestore(point, confirm string, by uuid.UUID) (RestoreReque
 	if v.RequestPending() {
 		return RestoreRequest{}, ErrRestoreRunning
 	}
+	if !Watching(v.cfg.TriggerDir) {
+		return RestoreRequest{}, ErrNoSidecar
+	}
 	if st, err := v.Status(); err == nil && st != nil && st.State == StateRunning {
 		return RestoreRequest{}, ErrRestoreRunning
 	}
@@ -131,8 +137,11 @@ func (v *View) RequestRestore(point, confirm string, by uuid.UUID) (RestoreReque
 	return req, nil
 }
 
-// RequestBackup writes the "back up now" sentinel.
+// RequestBackup writes the "back up now" sentinel, or says no sidecar watches.
 func (v *View) RequestBackup() error {
+	if !Watching(v.cfg.TriggerDir) {
+		return ErrNoSidecar
+	}
 	return writeAtomic(v.cfg.TriggerDir, BackupNowFile, []byte(stamp(v.cfg.Now())+"\n"), 0o644)
 }
 

@@ -117,6 +117,31 @@ func (s *Service) recoverInterrupted() {
 	r.finish(errors.New("backup: the sidecar stopped during the restore"))
 }
 
+// ClaimTriggerFolder takes the lock a backup sidecar holds on the trigger folder
+// while it watches (Watch takes it), creating the folder. A second claim fails
+// while the first is held. The app asks Watching before it leaves a request, so
+// that nothing is asked of a sidecar that is not there.
+func ClaimTriggerFolder(dir string) (release func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("backup: create the trigger folder: %w", err)
+	}
+	return lockFolder(dir)
+}
+
+// Watching reports whether a backup sidecar holds the trigger folder's lock.
+func Watching(dir string) bool {
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDONLY, 0)
+	if err != nil {
+		return false // no folder or no lock file: no sidecar ever watched it
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return true
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
 // lockFolder takes an exclusive lock on dir's lock file, or says another sidecar
 // holds it.
 func lockFolder(dir string) (func(), error) {

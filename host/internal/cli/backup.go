@@ -66,6 +66,9 @@ func runBackup(ctx context.Context, args []string, env Env, stdout, stderr io.Wr
 		return 1
 	}
 	log := newLogger(cfg, stderr)
+	if err := ensureDevBackupKey(cfg, log); err != nil {
+		return backupFailed(stderr, err)
+	}
 	svc, closeDB, err := backupService(ctx, cfg, env, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "lectern backup: %s\n", oneLine(err.Error()))

@@ -84,6 +84,9 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err := ensureDevConfigKey(cfg, log); err != nil {
 		return err
 	}
+	if err := ensureDevBackupKey(cfg, log); err != nil {
+		return err
+	}
 	db, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -117,6 +120,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	watched := watchBackups(ctx, cfg, log)
+	defer watched()
 	srv := newHTTPServer(ctx, handler, log)
 	// Job streams never go idle; tell them the server is closing so Shutdown
 	// need not wait out its grace for them.
@@ -203,4 +208,33 @@ func newBoundedServer(ctx context.Context, handler http.Handler, lim httpapi.Lim
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+}
+
+// watchBackups runs the backup sidecar's loop (`lectern backup watch`) inside the
+// server on the embedded default (no DATABASE_URL, a host that works jobs), so
+// `make run` makes its daily restore point and answers "Back up now" and a restore
+// from the panel without a second process. A deployment with its own database
+// runs the sidecar beside the server instead (deploy/compose.yaml), and
+// LECTERN_BACKUP_WATCH=off turns the loop off. The returned func stops the loop
+// and waits for it.
+func watchBackups(ctx context.Context, cfg *config.Config, log *slog.Logger) func() {
+	if cfg.DatabaseURL.IsSet() || cfg.Role == config.RoleAPI || !cfg.BackupWatch {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		svc, closeDB, err := backupService(ctx, cfg, func(string) (string, bool) { return "", false }, log)
+		if err != nil {
+			log.Warn("backups: not watching; run `lectern backup watch` beside the server", "error", err)
+			return
+		}
+		defer closeDB()
+		log.Info("backups: watching", "folder", cfg.BackupFolder(), "every", cfg.BackupInterval.String())
+		if err := svc.Watch(ctx, 2*time.Second); err != nil {
+			log.Warn("backups: not watching; another backup sidecar may be running", "error", err)
+		}
+	}()
+	return func() { cancel(); <-done }
 }

@@ -82,6 +82,9 @@ type Config struct {
 	BackupMaxAge time.Duration
 	// BackupInterval is LECTERN_BACKUP_INTERVAL. Default 24h.
 	BackupInterval time.Duration
+	// BackupWatch is LECTERN_BACKUP_WATCH: on the embedded database, serve runs
+	// the backup sidecar's loop itself. Default true.
+	BackupWatch bool
 	// BackupAgeRecipients is LECTERN_BACKUP_AGE_RECIPIENTS (age1… keys). Default
 	// empty: points are not encrypted.
 	BackupAgeRecipients []string

@@ -240,6 +240,11 @@ func options() []option {
 			field: func(c *Config) any { return &c.BackupInterval },
 		},
 		{
+			Option: Option{Name: "LECTERN_BACKUP_WATCH", Kind: KindBool, Default: "true",
+				Description: "On the embedded database (no DATABASE_URL), `lectern serve` runs the backup sidecar's loop itself: daily restore points, Back up now and restores from the panel. Off: run `lectern backup watch` yourself."},
+			field: func(c *Config) any { return &c.BackupWatch },
+		},
+		{
 			Option: Option{Name: "LECTERN_BACKUP_AGE_RECIPIENTS", Kind: KindStringList,
 				Description: "age public keys (age1…) every archive of a restore point is encrypted to. Empty: no encryption."},
 			field: func(c *Config) any { return &c.BackupAgeRecipients },
