@@ -98,7 +98,7 @@ func (h *handler) backupNow(w http.ResponseWriter, r *http.Request, s *session, 
 		h.actionFailed(w, r, err, "/admin/backups")
 		return
 	}
-	done(w, r, "/admin/backups", "A backup is requested; it appears in the list when the backup sidecar has made it.")
+	done(w, r, "/admin/backups", "A backup is requested; it appears in the list once it is made, usually within a minute: reload this page.")
 }
 
 func (h *handler) backupRestore(w http.ResponseWriter, r *http.Request, s *session, _ *view) {
