@@ -270,6 +270,11 @@ func (s *Service) prepareStaging(ctx context.Context, p Point, staging string) e
 		if _, err := store.HandOver(ctx, pool, s.db.AppRole); err != nil {
 			return err
 		}
+		// The dump has no owners nor grants: the log came back the superuser's,
+		// and the application's role could not write it.
+		if err := store.SecureAuditLog(ctx, pool); err != nil {
+			return err
+		}
 	}
 	return nil
 }

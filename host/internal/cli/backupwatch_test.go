@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/backup"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestServeWatchesBackupsOnTheEmbeddedDatabase(t *testing.T) {
 	t.Parallel()
 	cfg := embeddedConfig(t)
-	startHost(t, cfg)
+	db, _ := startHost(t, cfg)
 	log := slog.New(slog.DiscardHandler)
 	require.NoError(t, ensureDevBackupKey(cfg, log))
 	info, err := os.Stat(filepath.Join(cfg.DataDir, devBackupKeyFile))
@@ -56,6 +57,37 @@ func TestServeWatchesBackupsOnTheEmbeddedDatabase(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(trigger, backup.BackupNowFile), []byte("now\n"), 0o644))
 	require.Eventually(t, func() bool { return kinds()[backup.KindManual] == 1 }, 2*time.Minute, 200*time.Millisecond,
 		"Back up now makes a manual point")
+
+	// A restore through the same loop, the server's own pool still open: the
+	// database comes back whole, and the application's role can write the audit
+	// log again but still not switch its rules off.
+	ctx := context.Background()
+	entries, err := os.ReadDir(cfg.BackupFolder())
+	require.NoError(t, err)
+	var point string
+	for _, e := range entries {
+		if e.IsDir() && e.Name()[0] != '.' {
+			point = e.Name()
+		}
+	}
+	req, err := json.Marshal(backup.RestoreRequest{RequestID: "r1", Point: point, RequestedBy: "test", RequestedAt: time.Now().UTC().Format(time.RFC3339)})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(trigger, backup.RestoreRequestFile), req, 0o644))
+	var st backup.Status
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(trigger, backup.RestoreStatusFile))
+		return err == nil && json.Unmarshal(b, &st) == nil && st.RequestID == "r1" && st.State != backup.StateRunning
+	}, 2*time.Minute, 200*time.Millisecond)
+	require.Equal(t, backup.StateSucceeded, st.State, st.Error)
+	require.Eventually(t, func() bool { return db.Pool.Ping(ctx) == nil }, time.Minute, 100*time.Millisecond)
+	why, err := audit.Enforcement(ctx, db.Pool)
+	require.NoError(t, err)
+	require.Empty(t, why, "the restored audit log is not the application's to alter")
+	_, err = db.Pool.Exec(ctx, `INSERT INTO audit_log (action, resource) VALUES ('test.after_restore', 'backup')`)
+	require.NoError(t, err, "the application's role writes the restored audit log")
+	_, err = db.Pool.Exec(ctx, `ALTER TABLE audit_log DISABLE RULE audit_log_no_delete`)
+	require.Error(t, err, "and cannot switch its rules off")
+
 	stop()
 	require.False(t, backup.Watching(trigger), "the loop ends with the server")
 }
