@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/search"
@@ -69,56 +70,37 @@ func (s *Syncer) RunInstance(ctx context.Context) ([]Report, error) {
 }
 
 // runInstanceLibrary brings one group library's changes since its cursor into
-// the corpus, a page per transaction, the cursor advanced with the page.
+// the corpus (pull).
 func (s *Syncer) runInstanceLibrary(ctx context.Context, m refmanager.Manager, creds map[string]string, lib string) (Report, error) {
-	rep := Report{LibraryID: lib}
-	since, err := instanceVersionOf(ctx, s.Pool, lib)
-	if err != nil {
-		return rep, err
-	}
-	rep.Version = since
-	maxNew := s.MaxNew
-	if maxNew <= 0 {
-		maxNew = DefaultMaxNew
-	}
-	cursor := ""
-	for {
-		page, err := m.ItemsSince(ctx, &refmanager.ItemsSinceRequest{Credentials: creds, LibraryID: lib,
-			SinceVersion: since, Cursor: cursor, PageSize: max(1, min(50, maxNew-rep.Added))})
-		if err != nil {
-			return rep, err
-		}
-		done := true
-		err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-			for _, it := range page.Items {
-				if !it.Deleted && rep.Added >= maxNew {
-					if _, known, err := instanceLinkTx(ctx, tx, lib, it.Key); err != nil || !known {
-						done = false
-						return err
-					}
-				}
-				if err := applyInstance(ctx, tx, lib, it, &rep); err != nil {
-					return err
-				}
-			}
-			if done {
-				return advanceInstanceTx(ctx, tx, lib, page.Through)
-			}
-			return nil
-		})
-		if err != nil {
-			return rep, err
-		}
-		if !done {
-			rep.Capped = true
-			return rep, nil
-		}
-		rep.Version = page.Through
-		if page.NextCursor == "" {
-			return rep, nil
-		}
-		cursor = page.NextCursor
-	}
+	return s.pull(ctx, m, creds, lib, groupLibrary{pool: s.Pool, lib: lib})
+}
+
+// groupLibrary is a pull of a group library into the instance's corpus: no notes
+// (they stay in Zotero).
+type groupLibrary struct {
+	pool *pgxpool.Pool
+	lib  string
+}
+
+func (g groupLibrary) since(ctx context.Context) (int64, error) {
+	return instanceVersionOf(ctx, g.pool, g.lib)
+}
+
+func (groupLibrary) read(context.Context, refmanager.Manager, map[string]string, []refmanager.Item) error {
+	return nil
+}
+
+func (g groupLibrary) known(ctx context.Context, tx pgx.Tx, key string) (bool, error) {
+	_, known, err := instanceLinkTx(ctx, tx, g.lib, key)
+	return known, err
+}
+
+func (g groupLibrary) apply(ctx context.Context, tx pgx.Tx, it refmanager.Item, rep *Report) error {
+	return applyInstance(ctx, tx, g.lib, it, rep)
+}
+
+func (g groupLibrary) advance(ctx context.Context, tx pgx.Tx, through int64) error {
+	return advanceInstanceTx(ctx, tx, g.lib, through)
 }
 
 // applyInstance makes one listed item of a group library true in the corpus. A

@@ -146,9 +146,33 @@ func ownLibrary(ctx context.Context, m refmanager.Manager, creds map[string]stri
 	return "", errors.New("the Zotero key may not read your own library: give it read access at zotero.org/settings/keys, or choose a group library")
 }
 
+// run brings the user's library changes since their cursor into Lectern (pull).
 func (s *Syncer) run(ctx context.Context, m refmanager.Manager, userID uuid.UUID, creds map[string]string, lib string) (Report, error) {
+	return s.pull(ctx, m, creds, lib, &userLibrary{s: s, userID: userID, lib: lib})
+}
+
+// target is where a pull writes a remote library's records: one user's library
+// (userLibrary) or the instance's corpus (groupLibrary, instance.go).
+type target interface {
+	// since is the library version the last pull went through.
+	since(ctx context.Context) (int64, error)
+	// read fetches what the page's records need from the plugin, before the
+	// page's transaction opens (no plugin call holds a transaction).
+	read(ctx context.Context, m refmanager.Manager, creds map[string]string, items []refmanager.Item) error
+	// known reports whether the record key was brought in before.
+	known(ctx context.Context, tx pgx.Tx, key string) (bool, error)
+	// apply makes one record true in Lectern.
+	apply(ctx context.Context, tx pgx.Tx, it refmanager.Item, rep *Report) error
+	// advance moves the cursor to the version a page went through.
+	advance(ctx context.Context, tx pgx.Tx, through int64) error
+}
+
+// pull brings a library's changes since its cursor into t, a page per
+// transaction with the cursor advanced in it, and stops after MaxNew new
+// records (Report.Capped: the next run goes on from there).
+func (s *Syncer) pull(ctx context.Context, m refmanager.Manager, creds map[string]string, lib string, t target) (Report, error) {
 	rep := Report{LibraryID: lib}
-	since, err := versionOf(ctx, s.Pool, userID, lib)
+	since, err := t.since(ctx)
 	if err != nil {
 		return rep, err
 	}
@@ -164,25 +188,24 @@ func (s *Syncer) run(ctx context.Context, m refmanager.Manager, userID uuid.UUID
 		if err != nil {
 			return rep, err
 		}
-		notes, err := s.notesOf(ctx, m, creds, lib, page.Items)
-		if err != nil {
+		if err := t.read(ctx, m, creds, page.Items); err != nil {
 			return rep, err
 		}
 		done := true
 		err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 			for _, it := range page.Items {
 				if !it.Deleted && rep.Added >= maxNew {
-					if _, known, err := linkTx(ctx, tx, userID, lib, it.Key); err != nil || !known {
+					if known, err := t.known(ctx, tx, it.Key); err != nil || !known {
 						done = false
 						return err
 					}
 				}
-				if err := s.apply(ctx, tx, userID, lib, it, notes[it.Key], &rep); err != nil {
+				if err := t.apply(ctx, tx, it, &rep); err != nil {
 					return err
 				}
 			}
 			if done {
-				return advanceTx(ctx, tx, userID, lib, page.Through)
+				return t.advance(ctx, tx, page.Through)
 			}
 			return nil
 		})
@@ -199,6 +222,37 @@ func (s *Syncer) run(ctx context.Context, m refmanager.Manager, userID uuid.UUID
 		}
 		cursor = page.NextCursor
 	}
+}
+
+// userLibrary is a pull into one user's library, with each record's notes.
+type userLibrary struct {
+	s      *Syncer
+	userID uuid.UUID
+	lib    string
+	notes  map[string][]papers.ExternalNote
+}
+
+func (u *userLibrary) since(ctx context.Context) (int64, error) {
+	return versionOf(ctx, u.s.Pool, u.userID, u.lib)
+}
+
+func (u *userLibrary) read(ctx context.Context, m refmanager.Manager, creds map[string]string, items []refmanager.Item) error {
+	var err error
+	u.notes, err = u.s.notesOf(ctx, m, creds, u.lib, items)
+	return err
+}
+
+func (u *userLibrary) known(ctx context.Context, tx pgx.Tx, key string) (bool, error) {
+	_, known, err := linkTx(ctx, tx, u.userID, u.lib, key)
+	return known, err
+}
+
+func (u *userLibrary) apply(ctx context.Context, tx pgx.Tx, it refmanager.Item, rep *Report) error {
+	return u.s.apply(ctx, tx, u.userID, u.lib, it, u.notes[it.Key], rep)
+}
+
+func (u *userLibrary) advance(ctx context.Context, tx pgx.Tx, through int64) error {
+	return advanceTx(ctx, tx, u.userID, u.lib, through)
 }
 
 // notesOf reads the notes of the page's records, before the page's transaction
