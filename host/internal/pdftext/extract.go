@@ -443,6 +443,12 @@ func run(ctx context.Context, bin string, args []string, read func(stdout io.Rea
 		return stderr.String(), fmt.Errorf("pdftext: %s: %w", bin, ctx.Err())
 	case rerr != nil:
 		return stderr.String(), rerr
+	case errors.Is(werr, exec.ErrWaitDelay) && cmd.ProcessState.Success():
+		// The process finished well and its output was read whole; only the copy
+		// of its stderr was still under way when the delay ran out (a starved
+		// machine, or a child of the tool holding the pipe). That is no reason to
+		// call a good PDF malformed: the upload would fail for good.
+		return stderr.String(), nil
 	case werr != nil:
 		return stderr.String(), fmt.Errorf("pdftext: %s: %w", bin, werr)
 	}
