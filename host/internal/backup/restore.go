@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lectern-research/lectern/host/internal/audit"
 	"github.com/lectern-research/lectern/host/internal/jobs"
 	"github.com/lectern-research/lectern/host/internal/store"
 	"github.com/lectern-research/lectern/host/internal/users"
@@ -272,7 +273,7 @@ func (s *Service) prepareStaging(ctx context.Context, p Point, staging string) e
 		}
 		// The dump has no owners nor grants: the log came back the superuser's,
 		// and the application's role could not write it.
-		if err := store.SecureAuditLog(ctx, pool); err != nil {
+		if err := audit.SecureLog(ctx, pool); err != nil {
 			return err
 		}
 	}

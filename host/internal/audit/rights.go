@@ -1,4 +1,4 @@
-package store
+package audit
 
 import (
 	"context"
@@ -38,14 +38,14 @@ BEGIN
 END
 $$`
 
-// SecureAuditLog gives the audit log back to its own role, with the grants
+// SecureLog gives the audit log back to its own role, with the grants
 // migration 0008 made, on a database restored by a superuser from a dump taken
 // without owners and privileges (lectern backup): there the log came back owned by
 // the superuser and the application's role could no longer write it. It needs a
 // superuser and is idempotent.
-func SecureAuditLog(ctx context.Context, pool *pgxpool.Pool) error {
+func SecureLog(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, secureAuditLog); err != nil {
-		return fmt.Errorf("store: give the audit log back to its role: %w", err)
+		return fmt.Errorf("audit: give the log back to its role: %w", err)
 	}
 	return nil
 }
