@@ -28,8 +28,10 @@ func TestBackupsPanelRenders(t *testing.T) {
 				Problem: "This point was made by a newer Lectern (schema 99); upgrade Lectern first."},
 		},
 		SafetyBackups: []backupPoint{safety},
+		LastBackup:    &lastBackup{State: "succeeded", Kind: "manual", Point: "20261127_030000", FinishedAt: "2026-11-27T03:00:04Z"},
 		Status: &restoreStatus{Point: "20261127_030000", State: "failed", SafetyBackup: safety.Name,
-			Steps: []restoreStep{{"safety_backup", "done"}, {"swap", "done"}, {"revoke_credentials", "skipped"}},
+			Steps:     []restoreStep{{"safety_backup", "done"}, {"swap", "done"}, {"revoke_credentials", "skipped"}},
+			StartedAt: "2026-11-27T05:00:00Z", FinishedAt: "2026-11-27T05:01:00Z",
 			Error: "The restore failed at step swap after the live database was replaced, so Lectern stays in maintenance; restore the safety backup safety_20261127_040000 from the backups panel."},
 		Maintenance: "Lectern is in maintenance after a failed restore; an admin can recover it from the backups panel.",
 	}
@@ -45,6 +47,9 @@ func TestBackupsPanelRenders(t *testing.T) {
 	require.Contains(t, body, "<code>safety_20261127_040000</code>, ")
 	require.Contains(t, body, "3.0 MB")
 	require.Contains(t, body, `action="/admin/backups/now"`)
+	require.NotContains(t, body, "T03:00:04Z", "times read as the table's, not as stamps")
+	require.NotContains(t, body, "T05:01:00Z")
+	require.Contains(t, body, "27 Nov 2026 03:00 UTC")
 	require.False(t, d.Busy())
 	d.Status.State = "running"
 	require.True(t, d.Busy(), "the page refreshes while a restore runs")

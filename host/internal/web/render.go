@@ -313,6 +313,12 @@ func fmtDateTime(loc *time.Location, t any) string {
 			return ""
 		}
 		tt = *v
+	case string: // an RFC 3339 stamp as the API gives it; anything else as it is
+		p, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return v
+		}
+		tt = p
 	}
 	if tt.IsZero() {
 		return ""
