@@ -63,6 +63,10 @@ func startServer(ctx context.Context, cfg serverConfig) (*server, error) {
 		"LECTERN_PLUGINS_FILE="+plugins,
 		"DEV_SMTP_LOG_ONLY=true",
 		"PUBLIC_BASE_URL=http://"+addr,
+		// The server would otherwise back up the benchmark's database when it
+		// starts (the built-in database's backup loop): a dump of gigabytes
+		// during the measurement.
+		"LECTERN_BACKUP_WATCH=false",
 	)
 	cmd.Env = append(cmd.Env, cfg.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
