@@ -140,13 +140,23 @@ func (a *API) Sync(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.enqueue == nil {
+		startSync(w, r, nil, "")
+		return
+	}
+	startSync(w, r, func() (*jobs.Envelope, error) { return a.enqueue(ctx, user) },
+		"A sync of your library is already under way.")
+}
+
+// startSync queues a sync job with enqueue (nil: no job queue runs) and answers
+// 202 with the job, or 409 with busy while one is queued or running.
+func startSync(w http.ResponseWriter, r *http.Request, enqueue func() (*jobs.Envelope, error), busy string) {
+	if enqueue == nil {
 		httpx.Err(w, r, httpx.Unavailable("The job queue is not running, so no sync can start now.", nil))
 		return
 	}
-	env, err := a.enqueue(ctx, user)
+	env, err := enqueue()
 	if errors.Is(err, jobs.ErrAlreadyActive) {
-		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "job_already_active",
-			Detail: "A sync of your library is already under way."})
+		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "job_already_active", Detail: busy})
 		return
 	}
 	if err != nil {

@@ -2,7 +2,6 @@ package refsync
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -155,19 +154,9 @@ func (a *InstanceAPI) Sync(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if a.enqueue == nil {
-		httpx.Err(w, r, httpx.Unavailable("The job queue is not running, so no sync can start now.", nil))
+		startSync(w, r, nil, "")
 		return
 	}
-	env, err := a.enqueue(ctx)
-	if errors.Is(err, jobs.ErrAlreadyActive) {
-		httpx.Err(w, r, &httpx.Error{Status: http.StatusConflict, Code: "job_already_active",
-			Detail: "A sync of the instance's group libraries is already under way."})
-		return
-	}
-	if err != nil {
-		httpx.Err(w, r, httpx.Internal(err))
-		return
-	}
-	w.Header().Set("Location", "/api/jobs/"+strconv.FormatInt(env.ID, 10))
-	httpx.JSON(w, http.StatusAccepted, env)
+	startSync(w, r, func() (*jobs.Envelope, error) { return a.enqueue(ctx) },
+		"A sync of the instance's group libraries is already under way.")
 }
