@@ -107,21 +107,28 @@ func (l *recordedLibrary) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// TestSyncingTheRecordedLibraryTwiceThroughThePlugin runs the real plugin
-// binary against the recorded library: the second sync changes nothing and a
-// remote deletion removes exactly the rows its item brought.
-func TestSyncingTheRecordedLibraryTwiceThroughThePlugin(t *testing.T) {
-	lib, base := serveRecorded(t, "pyzotero_user_items_top.json", "webapi_user_items_with_note.json")
+// pluginFixture is a fixture whose syncer talks to the real Zotero plugin binary,
+// pointed at the recorded library served at base.
+func pluginFixture(t *testing.T, base string) *fixture {
+	t.Helper()
 	bin := plugintest.Build(t, "../../../plugins/refmanager/zotero")
 	host := pluginhost.New([]pluginhost.Entry{{Name: "zotero", Kind: protocol.KindRefManager, Path: bin, Enabled: true,
 		CallTimeout: 30 * time.Second, MaxConcurrency: 4, Settings: map[string]any{"base_url": base}}},
 		pluginhost.Options{Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, host.Start(context.Background()))
 	t.Cleanup(host.Close)
-
 	f := newFixture(t)
 	f.syncer.Manager = func() (refmanager.Manager, error) { return host.RefManager("zotero") }
 	f.syncer.MaxNew = 100
+	return f
+}
+
+// TestSyncingTheRecordedLibraryTwiceThroughThePlugin runs the real plugin
+// binary against the recorded library: the second sync changes nothing and a
+// remote deletion removes exactly the rows its item brought.
+func TestSyncingTheRecordedLibraryTwiceThroughThePlugin(t *testing.T) {
+	lib, base := serveRecorded(t, "pyzotero_user_items_top.json", "webapi_user_items_with_note.json")
+	f := pluginFixture(t, base)
 	ctx := context.Background()
 
 	rep, err := f.syncer.Run(ctx, f.ann)
@@ -154,16 +161,7 @@ func TestSyncingTheRecordedLibraryTwiceThroughThePlugin(t *testing.T) {
 // up: they become shared papers in nobody's library, once.
 func TestSyncingTheRecordedLibraryAsTheInstancesGroupThroughThePlugin(t *testing.T) {
 	lib, base := serveRecorded(t, "pyzotero_user_items_top.json", "webapi_user_items_with_note.json")
-	bin := plugintest.Build(t, "../../../plugins/refmanager/zotero")
-	host := pluginhost.New([]pluginhost.Entry{{Name: "zotero", Kind: protocol.KindRefManager, Path: bin, Enabled: true,
-		CallTimeout: 30 * time.Second, MaxConcurrency: 4, Settings: map[string]any{"base_url": base}}},
-		pluginhost.Options{Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, host.Start(context.Background()))
-	t.Cleanup(host.Close)
-
-	f := newFixture(t)
-	f.syncer.Manager = func() (refmanager.Manager, error) { return host.RefManager("zotero") }
-	f.syncer.MaxNew = 100
+	f := pluginFixture(t, base)
 	f.withGroups("groups/42")
 	ctx := context.Background()
 
