@@ -1,9 +1,10 @@
 package benchhttp
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/lectern-research/lectern/host/internal/pdftext/pdftexttest"
 )
 
 // smallPDF makes a one-page PDF whose text is title and then lines, in Helvetica:
@@ -24,20 +25,7 @@ func smallPDF(title string, lines []string) []byte {
 		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", content.Len(), content.String()),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
 	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objects))
-	for i, o := range objects {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objects)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objects)+1, xref)
-	return b.Bytes()
+	return pdftexttest.Assemble(objects)
 }
 
 // pdfText keeps the characters a PDF string literal takes without escaping.
