@@ -372,29 +372,51 @@ func (p *partition) exact(q query, k int, only map[uuid.UUID]bool, rows []int) (
 }
 
 // scanSparse scores every row (of the papers in only, when set) on the sparse
-// query's nonzero components, block by block, keeping the best depth in top. It
-// walks each block's rows at a fixed stride, so the few bytes it reads of each row
-// arrive by the processor's prefetch rather than one cache miss at a time.
+// query's nonzero components, one component at a time, keeping the best depth in
+// top. A component comes from its kept column (columns.go) when the budget holds
+// one; else it is read from the codes, walking each block's rows at a fixed
+// stride so that the bytes arrive by the processor's prefetch.
 func (p *partition) scanSparse(q query, depth int, only map[uuid.UUID]bool, top *minHeap) {
 	c := p.codes
-	acc := make([]int32, c.len())
+	accp := accPool.Get().(*[]int32)
+	defer accPool.Put(accp)
+	if cap(*accp) < c.len() {
+		*accp = make([]int32, c.len())
+	}
+	acc := (*accp)[:c.len()]
+	clear(acc)
 	for _, j := range q.nz {
 		qc := int32(int8(q.codes[j]))
+		col := c.column(j)
 		for b, block := range c.blocks {
 			first := b * c.blockRows
 			part := acc[first:min(first+c.blockRows, len(acc))]
+			if col != nil {
+				for r, x := range col[b][:len(part)] {
+					part[r] += qc * int32(int8(x))
+				}
+				continue
+			}
 			for r, o := 0, j; r < len(part); r, o = r+1, o+c.dim {
 				part[r] += qc * int32(int8(block[o]))
 			}
 		}
 	}
+	scales := c.scales[:len(acc)]
 	for i, s := range acc {
+		score := float32(s) * q.scale * scales[i]
+		if len(*top) == depth && score <= (*top)[0].score {
+			continue // most rows: decided without a call or a lookup
+		}
 		if only != nil && !only[p.papers[i]] {
 			continue
 		}
-		pushTop(top, depth, i, float32(s)*q.scale*c.scales[i])
+		pushTop(top, depth, i, score)
 	}
 }
+
+// accPool holds scanSparse's sums, one a row, between searches.
+var accPool = sync.Pool{New: func() any { return new([]int32) }}
 
 // rerank scores the candidates exactly from the partition's file and returns the k
 // best, best first.

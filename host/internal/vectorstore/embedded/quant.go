@@ -22,10 +22,11 @@ type codes struct {
 	blockRows int
 	blocks    [][]byte
 	scales    []float32 // per row: m/127, the value of code 1
+	cols      columns   // some components again, column by column, for sparse queries (columns.go)
 }
 
 func newCodes(dim int) *codes {
-	return &codes{dim: dim, blockRows: max(1, blockBytes/dim)}
+	return &codes{dim: dim, blockRows: max(1, blockBytes/dim), cols: columns{budget: columnBudget}}
 }
 
 // len is the number of rows.
@@ -42,18 +43,23 @@ func (c *codes) row(i int) []byte {
 func (c *codes) append(v []float32) {
 	if c.len() == len(c.blocks)*c.blockRows {
 		c.blocks = append(c.blocks, allocBlock(c.blockRows*c.dim))
+		c.cols.grow(c)
 	}
 	c.scales = append(c.scales, 0)
 	c.set(c.len()-1, v)
 }
 
 // set replaces row i with the normalised vector v.
-func (c *codes) set(i int, v []float32) { c.scales[i] = quantise(c.row(i), v) }
+func (c *codes) set(i int, v []float32) {
+	c.scales[i] = quantise(c.row(i), v)
+	c.cols.setRow(c, i)
+}
 
 // move copies row src over row dst.
 func (c *codes) move(dst, src int) {
 	copy(c.row(dst), c.row(src))
 	c.scales[dst] = c.scales[src]
+	c.cols.setRow(c, dst)
 }
 
 // pop drops the last row, and its block when it was the block's only row.
@@ -62,6 +68,7 @@ func (c *codes) pop() {
 	if last := len(c.blocks) - 1; c.len() <= last*c.blockRows {
 		freeBlock(c.blocks[last])
 		c.blocks = c.blocks[:last]
+		c.cols.shrink()
 	}
 }
 
@@ -71,6 +78,7 @@ func (c *codes) free() {
 		freeBlock(b)
 	}
 	c.blocks, c.scales = nil, nil
+	c.cols.drop()
 }
 
 // bytes is the memory the codes hold: their blocks and scales.
