@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lectern-research/lectern/host/internal/snippet"
 )
 
 // Passage is one chunk of a paper's text with where it sits. VisiblePassages
@@ -101,29 +103,33 @@ type Headline struct {
 
 // Headlines builds the snippets of the passages ids (those whose paper userID may
 // see; the others are left out) for query, a web-search query, with where each
-// passage is. Building a headline reads the whole passage, so callers rank first
-// and ask only for the passages they show. A passage the query does not match gets its opening words
-// and no highlights.
+// passage is. PostgreSQL turns the query into its lexemes (once, the same for
+// every row) and returns the passages' text; the snippets are built here (package snippet), so callers rank
+// first and ask only for the passages they show. A passage the query does not
+// match gets its opening words and no highlights.
 func (st *Store) Headlines(ctx context.Context, userID uuid.UUID, query string, ids []uuid.UUID) (map[uuid.UUID]Headline, error) {
 	if len(ids) == 0 {
 		return map[uuid.UUID]Headline{}, nil
 	}
 	rows, err := st.pool.Query(ctx, `
-		SELECT c.id, ts_headline('english', translate(c.content, $4, ''), websearch_to_tsquery('english', $3), $5),
-		       c.paper_id, p.title, coalesce(c.section, ''), c.page_start, c.page_end
+		SELECT c.id, c.content, c.paper_id, p.title, coalesce(c.section, ''), c.page_start, c.page_end,
+		       (SELECT websearch_to_tsquery('english', $3)::text)
 		  FROM paper_chunks c JOIN papers p ON p.id = c.paper_id
 		 WHERE c.id = ANY($2) AND `+visiblePredicate,
-		userID, ids, query, markStart+markStop,
-		"MaxFragments=1, MaxWords=35, MinWords=12, StartSel="+markStart+", StopSel="+markStop)
+		userID, ids, query)
 	if err != nil {
 		return nil, fmt.Errorf("papers: headlines: %w", err)
 	}
 	out := make(map[uuid.UUID]Headline, len(ids))
 	var id uuid.UUID
-	var marked string
+	var content, tsquery string
+	var terms []string
 	var h Headline
-	_, err = pgx.ForEachRow(rows, []any{&id, &marked, &h.PaperID, &h.Title, &h.Section, &h.PageStart, &h.PageEnd}, func() error {
-		h.Snippet, h.Highlights = unmark(strings.Join(strings.Fields(marked), " "))
+	_, err = pgx.ForEachRow(rows, []any{&id, &content, &h.PaperID, &h.Title, &h.Section, &h.PageStart, &h.PageEnd, &tsquery}, func() error {
+		if terms == nil {
+			terms = snippet.Terms(tsquery)
+		}
+		h.Snippet, h.Highlights = snippet.Build(content, terms)
 		out[id] = h
 		return nil
 	})
@@ -131,42 +137,6 @@ func (st *Store) Headlines(ctx context.Context, userID uuid.UUID, query string, 
 		return nil, fmt.Errorf("papers: headlines: %w", err)
 	}
 	return out, nil
-}
-
-// markStart and markStop are what ts_headline puts around each matched word:
-// private-use characters, which SearchPassages removes from the passage first, so
-// that unmark finds only the marks.
-const (
-	markStart = "\uE000"
-	markStop  = "\uE001"
-)
-
-// unmark removes the marks from a headline and returns the plain text with the
-// [start, end) byte offsets of the words they enclosed. A mark left open ends at
-// the text's end; an empty one is dropped.
-func unmark(s string) (string, [][2]int) {
-	var b strings.Builder
-	highlights := [][2]int{}
-	start := -1
-	for _, r := range s {
-		switch string(r) {
-		case markStart:
-			if start < 0 {
-				start = b.Len()
-			}
-		case markStop:
-			if start >= 0 && b.Len() > start {
-				highlights = append(highlights, [2]int{start, b.Len()})
-			}
-			start = -1
-		default:
-			b.WriteRune(r)
-		}
-	}
-	if start >= 0 && b.Len() > start {
-		highlights = append(highlights, [2]int{start, b.Len()})
-	}
-	return b.String(), highlights
 }
 
 // VisiblePassages returns the passages of ids whose paper userID may see, in no

@@ -37,8 +37,7 @@ func TestLexicalSnippetHasHighlightsNotMarks(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, found, 1)
 	p := found[0]
-	require.Equal(t, "forgetting curve flattens after every successful review of a card, so reviews can wait longer", p.Snippet,
-		"the fragment ts_headline chose, as text")
+	require.Equal(t, content, p.Snippet, "a passage shorter than a snippet is shown whole, as text")
 	for _, mark := range []string{"«", "»", "\uE000", "\uE001"} {
 		require.NotContains(t, p.Snippet, mark)
 	}
@@ -50,5 +49,5 @@ func TestLexicalSnippetHasHighlightsNotMarks(t *testing.T) {
 
 	body, err := json.Marshal(p)
 	require.NoError(t, err)
-	require.Contains(t, string(body), `"highlights":[[0,10],[11,16]]`)
+	require.Contains(t, string(body), `"highlights":[[4,14],[15,20]]`)
 }
