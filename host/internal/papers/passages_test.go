@@ -56,4 +56,3 @@ func TestSearchPassagesSnippetIsPlainTextWithHighlights(t *testing.T) {
 		require.Contains(t, []string{"spaced", "repetition"}, w, "only the query's words are highlighted")
 	}
 }
-

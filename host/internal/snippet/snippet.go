@@ -57,7 +57,7 @@ func Terms(tsquery string) []string {
 	return out
 }
 
-// quoted reads the lexeme quoted at s[i] ('' is a quote inside it) and returns it
+// quoted reads the lexeme quoted at s[i] (” is a quote inside it) and returns it
 // with the index of its closing quote (or of the last byte).
 func quoted(s string, i int) (string, int) {
 	var b strings.Builder
@@ -235,7 +235,9 @@ func inPathOrAddress(text string, w word) bool {
 	return false
 }
 
-func isSpaceByte(b byte) bool { return b == ' ' || b == '\n' || b == '\t' || b == '\r' || b == '\f' || b == '\v' }
+func isSpaceByte(b byte) bool {
+	return b == ' ' || b == '\n' || b == '\t' || b == '\r' || b == '\f' || b == '\v'
+}
 
 // best returns the first and last matching word of the window of MaxWords words
 // holding the most distinct terms, then the most matching words, the earliest
