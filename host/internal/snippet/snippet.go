@@ -166,20 +166,9 @@ func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 func mark(text string, words []word, terms []string) []int {
 	which := make([]int, len(words))
 	index := make(map[string]int, len(terms))
-	var initials [utf8.RuneSelf]bool // first letters of the terms, ASCII ones
-	otherInitial := false
 	for i, t := range terms {
-		if t == "" {
-			continue
-		}
-		index[t] = i
-		if len(t) > 1 && (t[0] == '-' || t[0] == '+') && t[1] < utf8.RuneSelf {
-			initials[t[1]] = true // a signed number: its digits begin the word
-		}
-		if c := t[0]; c < utf8.RuneSelf {
-			initials[c] = true
-		} else {
-			otherInitial = true
+		if t != "" {
+			index[t] = i
 		}
 	}
 	stems := map[string]int{}
@@ -189,9 +178,7 @@ func mark(text string, words []word, terms []string) []int {
 			continue
 		}
 		w := strings.ToLower(text[words[i].start:words[i].end])
-		// A Snowball english stem keeps its word's first letter: skip the
-		// stemmer for words that cannot match.
-		if c := w[0]; c < utf8.RuneSelf && !initials[c] && !otherInitial {
+		if !couldStemTo(w, terms) {
 			continue
 		}
 		t, ok := stems[w]
@@ -238,6 +225,41 @@ func inPathOrAddress(text string, w word) bool {
 func isSpaceByte(b byte) bool {
 	return b == ' ' || b == '\n' || b == '\t' || b == '\r' || b == '\f' || b == '\v'
 }
+
+// couldStemTo reports whether word w might have one of terms for its stem. The
+// Snowball english stemmer changes a word's ending only (its suffixes lie past
+// the word's first two letters, and a replacement keeps a suffix's first letter),
+// but it may make a final y an i (study, studi) or an i a y (skies, sky) and add
+// an e (using, use; dying, die). So a stem, without a final e, shares its word's
+// first three letters, i and y taken for one. Most words of a passage fail this
+// and skip the stemmer.
+func couldStemTo(w string, terms []string) bool {
+	for _, t := range terms {
+		if len(t) > 1 && (t[0] == '-' || t[0] == '+') {
+			t = t[1:] // a signed number: its digits begin the word
+		}
+		if len(t) > 1 && t[len(t)-1] == 'e' {
+			t = t[:len(t)-1]
+		}
+		k := min(3, len(t))
+		if len(w) < k {
+			continue
+		}
+		same := true
+		for j := range k {
+			if w[j] != t[j] && !(iOrY(t[j]) && iOrY(w[j])) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+func iOrY(b byte) bool { return b == 'i' || b == 'y' }
 
 // best returns the first and last matching word of the window of MaxWords words
 // holding the most distinct terms, then the most matching words, the earliest

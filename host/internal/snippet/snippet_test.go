@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kljensen/snowball/english"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lectern-research/lectern/host/internal/fixturetest"
 )
 
 func TestTerms(t *testing.T) {
@@ -118,5 +121,39 @@ func FuzzBuild(f *testing.F) {
 			last = h[1]
 		}
 		require.LessOrEqual(t, len(snip), len(text))
+	})
+}
+
+// TestEveryWordPassesTowardItsOwnStem holds couldStemTo, which spares most words
+// the stemmer, to the stemmer itself on every word of a real paper's text.
+func TestEveryWordPassesTowardItsOwnStem(t *testing.T) {
+	t.Parallel()
+	text := string(fixturetest.Read(t, "pdfs/hindawi_rrp_2010_157939.groundtruth_fulltext.txt"))
+	n := 0
+	for _, w := range split(text) {
+		word := strings.ToLower(text[w.start:w.end])
+		stem := english.Stem(word, false)
+		require.True(t, couldStemTo(word, []string{stem}), "%q stems to %q", word, stem)
+		n++
+	}
+	require.Greater(t, n, 3000)
+}
+
+func FuzzCouldStemTo(f *testing.F) {
+	for _, w := range []string{"using", "dying", "skies", "studies", "relational", "generously", "ability", "cried"} {
+		f.Add(w)
+	}
+	f.Fuzz(func(t *testing.T, w string) {
+		w = strings.ToLower(w)
+		for _, r := range w {
+			if r < 'a' || r > 'z' {
+				return // the stemmer's alphabet
+			}
+		}
+		if w == "" {
+			return
+		}
+		stem := english.Stem(w, false)
+		require.True(t, couldStemTo(w, []string{stem}), "%q stems to %q", w, stem)
 	})
 }
