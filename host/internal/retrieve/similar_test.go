@@ -50,7 +50,7 @@ func TestVectorRankingLooksPastOthersPrivatePassages(t *testing.T) {
 			VALUES ($1, $2, $3, $4, $4, 0, $5, 5) RETURNING id`, paper, index, content, page, len(content)).Scan(&id))
 		items = append(items, vectorstore.Item{ChunkID: id, PaperID: paper, Vector: v})
 	}
-	for i := range n {
+	for i := range 2 * n { // more than the first request's 2n: only the second reaches the public one
 		chunk(private, i, "a private passage", 1, []float32{1, float32(i) / 1000, 0, 0})
 	}
 	chunk(public, 0, "reviews spaced over days are remembered longer", 7, []float32{0.9, 0.4, 0, 0})
