@@ -21,14 +21,6 @@ func smallCodes(dim int) *codes {
 	return c
 }
 
-func randomRow(rng *rand.Rand, dim int) []float32 {
-	v := make([]float32, dim)
-	for j := range v {
-		v[j] = float32(rng.NormFloat64())
-	}
-	return v
-}
-
 // requireColumnsMatch holds every kept column to the codes, row by row.
 func requireColumnsMatch(t *testing.T, c *codes) {
 	t.Helper()
@@ -49,7 +41,7 @@ func TestColumnsFollowEveryWrite(t *testing.T) {
 	c := smallCodes(8)
 	t.Cleanup(c.free)
 	for range 10 {
-		c.append(randomRow(rng, 8))
+		c.append(randomQuery(rng, 8))
 	}
 	for _, j := range []int{0, 3, 7} {
 		require.NotNil(t, c.column(j))
@@ -57,10 +49,10 @@ func TestColumnsFollowEveryWrite(t *testing.T) {
 	requireColumnsMatch(t, c)
 
 	for range 7 { // 17 rows: two more blocks
-		c.append(randomRow(rng, 8))
+		c.append(randomQuery(rng, 8))
 		requireColumnsMatch(t, c)
 	}
-	c.set(5, randomRow(rng, 8))
+	c.set(5, randomQuery(rng, 8))
 	requireColumnsMatch(t, c)
 	for c.len() > 2 { // delete row 1 again and again, as remove does
 		c.move(1, c.len()-1)
@@ -68,7 +60,7 @@ func TestColumnsFollowEveryWrite(t *testing.T) {
 		requireColumnsMatch(t, c)
 	}
 	require.Len(t, c.blocks, 1)
-	c.append(randomRow(rng, 8))
+	c.append(randomQuery(rng, 8))
 	requireColumnsMatch(t, c)
 	require.Len(t, c.cols.byComp, 3, "writes keep the columns, they do not drop them")
 
@@ -84,7 +76,7 @@ func TestColumnsKeepToTheirBudget(t *testing.T) {
 	c := smallCodes(8)
 	t.Cleanup(c.free)
 	for range 8 { // two blocks: a column is 8 bytes
-		c.append(randomRow(rng, 8))
+		c.append(randomQuery(rng, 8))
 	}
 	c.cols.budget = 16
 	require.NotNil(t, c.column(1))
@@ -93,7 +85,7 @@ func TestColumnsKeepToTheirBudget(t *testing.T) {
 	require.NotNil(t, c.column(3))
 	require.ElementsMatch(t, []int{1, 3}, keys(c.cols.byComp))
 
-	c.append(randomRow(rng, 8)) // a third block: one column is 12 bytes
+	c.append(randomQuery(rng, 8)) // a third block: one column is 12 bytes
 	require.Len(t, c.cols.byComp, 1, "growing drops what the budget no longer holds")
 	require.Contains(t, c.cols.byComp, 3)
 	requireColumnsMatch(t, c)
