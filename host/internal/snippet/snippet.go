@@ -123,7 +123,7 @@ func Build(text string, terms []string) (string, [][2]int) {
 		return "", [][2]int{}
 	}
 	which := mark(text, words, terms)
-	first, last, ok := best(words, which)
+	first, last, ok := best(words, which, len(terms))
 	if !ok {
 		return render(text, words[:min(MinWords, len(words))])
 	}
@@ -264,23 +264,27 @@ func iOrY(b byte) bool { return b == 'i' || b == 'y' }
 // best returns the first and last matching word of the window of MaxWords words
 // holding the most distinct terms, then the most matching words, the earliest
 // on a tie; ok false when no word matches.
-func best(words []word, which []int) (first, last int, ok bool) {
+func best(words []word, which []int, terms int) (first, last int, ok bool) {
 	bestTerms, bestMatches := 0, 0
+	seen := make([]bool, terms)
 	for i := range words {
 		if !words[i].match {
 			continue
 		}
-		seen := map[int]bool{}
-		matches, end := 0, i
+		clear(seen)
+		distinct, matches, end := 0, 0, i
 		for j := i; j < len(words) && j < i+MaxWords; j++ {
 			if words[j].match {
-				seen[which[j]] = true
+				if !seen[which[j]] {
+					seen[which[j]] = true
+					distinct++
+				}
 				matches++
 				end = j
 			}
 		}
-		if len(seen) > bestTerms || (len(seen) == bestTerms && matches > bestMatches) {
-			bestTerms, bestMatches = len(seen), matches
+		if distinct > bestTerms || (distinct == bestTerms && matches > bestMatches) {
+			bestTerms, bestMatches = distinct, matches
 			first, last, ok = i, end, true
 		}
 	}

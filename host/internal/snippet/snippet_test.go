@@ -157,3 +157,20 @@ func FuzzCouldStemTo(f *testing.F) {
 		require.True(t, couldStemTo(w, []string{stem}), "%q stems to %q", w, stem)
 	})
 }
+
+// BenchmarkBuild builds the snippets of one page of search results: 20 passages
+// of 150 words of a real paper, for a query of three words.
+func BenchmarkBuild(b *testing.B) {
+	words := strings.Fields(string(fixturetest.Read(b, "pdfs/hindawi_rrp_2010_157939.groundtruth_fulltext.txt")))
+	var passages []string
+	for i := 0; len(passages) < 20; i += 150 {
+		passages = append(passages, strings.Join(words[i:i+150], " "))
+	}
+	terms := []string{"patient", "heart", "failur"}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, p := range passages {
+			Build(p, terms)
+		}
+	}
+}
