@@ -127,12 +127,39 @@ func Build(text string, terms []string) (string, [][2]int) {
 	if !ok {
 		return render(text, words[:min(MinWords, len(words))])
 	}
-	// Centre the matches in a window of MaxWords words.
+	// Centre the matches in a window of MaxWords words, or begin it with the
+	// sentence of the first match when that sentence begins inside the window
+	// (a snippet that starts mid-sentence reads as a fragment).
 	slack := MaxWords - (last - first + 1)
 	from := max(0, first-slack/2)
+	for s := first; s > from; s-- {
+		if sentenceStart(text, words, s) {
+			from = s
+			break
+		}
+	}
 	to := min(len(words), from+MaxWords)
 	from = max(0, to-MaxWords)
 	return render(text, words[from:to])
+}
+
+// sentenceStart reports whether words[i] begins a sentence: a capital after a
+// full stop, question or exclamation mark (and maybe a closing quote or bracket)
+// and white space.
+func sentenceStart(text string, words []word, i int) bool {
+	if i == 0 {
+		return true
+	}
+	if r, _ := utf8.DecodeRuneInString(text[words[i].start:]); !unicode.IsUpper(r) {
+		return false
+	}
+	gap := text[words[i-1].end:words[i].start]
+	end := strings.TrimRightFunc(gap, unicode.IsSpace)
+	if len(end) == len(gap) {
+		return false
+	}
+	end = strings.TrimRight(end, `"')]`)
+	return strings.HasSuffix(end, ".") || strings.HasSuffix(end, "?") || strings.HasSuffix(end, "!")
 }
 
 // split finds the words of text: runs of letters and digits, a number keeping its

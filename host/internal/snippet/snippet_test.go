@@ -57,8 +57,13 @@ func TestBuildPicksTheWindowWithTheQuery(t *testing.T) {
 	require.LessOrEqual(t, len(strings.Fields(snip)), MaxWords+1, "at most MaxWords words (and the punctuation after)")
 	require.NotContains(t, snip, "\n")
 	require.NotContains(t, snip, "  ")
-	// Centred: words before the first match as well as after the last.
-	require.False(t, strings.HasPrefix(snip, "Learners"), snip)
+	require.True(t, strings.HasPrefix(snip, "Learners who used"), "begins with the sentence of the first match: %q", snip)
+
+	// A sentence that begins before the window: the matches are centred.
+	long := strings.Repeat("word ", 60) + "spaced repetition " + strings.Repeat("word ", 60)
+	snip, hl = Build(long, []string{"space", "repetit"})
+	require.Equal(t, strings.TrimSpace(strings.Repeat("word ", 16)+"spaced repetition "+strings.Repeat("word ", 17)), snip)
+	require.Equal(t, []string{"spaced", "repetition"}, highlighted(t, snip, hl))
 }
 
 func TestBuildStemsAsPostgreSQL(t *testing.T) {
@@ -78,6 +83,27 @@ func TestBuildStemsAsPostgreSQL(t *testing.T) {
 	} {
 		snip, hl := Build(text, tc.terms)
 		require.Equal(t, tc.want, highlighted(t, snip, hl), "%v in %q", tc.terms, snip)
+	}
+}
+
+func TestSentenceStart(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text string
+		want bool // whether the last word begins a sentence
+	}{
+		{"It ended. Then", true},
+		{"It ended? Then", true},
+		{"He said \"stop.\" Then", true},
+		{"(see above.) Then", true},
+		{"It ended. then", false},
+		{"Fig. 3", false},
+		{"It ended.Then", false},
+		{"a, Then", false},
+		{"Alone", true},
+	} {
+		words := split(tc.text)
+		require.Equal(t, tc.want, sentenceStart(tc.text, words, len(words)-1), tc.text)
 	}
 }
 
