@@ -420,3 +420,28 @@ func BenchmarkWordsQuery(b *testing.B) {
 		})
 	}
 }
+
+// TestSparseQueriesKeepTheirTopHalf asks for k hits of a few words, as the
+// retriever asks for twice the passages it needs, and holds the first k/2 to the
+// exact top k/2: the short list rescored for a sparse query is 2k rows, not 4k.
+func TestSparseQueriesKeepTheirTopHalf(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(51, 52))
+	p := datasetPartition(t, 50_000, rng, bags{words: 60})
+	rows := floatRows(t, p)
+	const k = 100
+	found, total := 0, 0
+	for range 20 {
+		q := wordsQuery(rng, p.dim)
+		truth := bruteForce(p, rows, q, k/2)
+		hits := mustSearch(t, p, q, k)
+		require.Len(t, hits, k)
+		for _, h := range hits[:k/2] {
+			if slices.ContainsFunc(truth, func(x vectorstore.Hit) bool { return x.ChunkID == h.ChunkID }) {
+				found++
+			}
+		}
+		total += k / 2
+	}
+	require.GreaterOrEqual(t, float64(found)/float64(total), 0.99)
+}

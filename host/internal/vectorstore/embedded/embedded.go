@@ -305,7 +305,15 @@ const (
 	// rerankPerHit and rerankMin size the short list rescored from the exact rows.
 	rerankPerHit = 4
 	rerankMin    = 40
+	// sparseRerankPerHit sizes it for a sparse query, scored on a few components
+	// whose codes are each off by at most 1/254 of their row's largest: twice k
+	// kept the exact top k/2 whole at 100k rows (TestSparseQueriesKeepTheirTopHalf;
+	// even k did), and each row read again is a read of the partition's file.
+	sparseRerankPerHit = 2
 )
+
+// sparseRerankDepth is rerankDepth for a sparse query.
+func sparseRerankDepth(k int) int { return max(k*sparseRerankPerHit, rerankMin) }
 
 // candidates returns the indexes of the n rows whose sign bits are nearest the
 // query's, by a histogram of Hamming distances (at most dim+1 buckets) rather than
@@ -346,14 +354,17 @@ func (p *partition) candidates(q []float32, n int) []int {
 
 // exact returns the k rows nearest q by their exact cosine: every row, or the rows
 // in rows when it is not nil, is scored on its codes, and the best rerankDepth(k)
-// of them are rescored from the exact rows.
+// of them (sparseRerankDepth(k) for a sparse query) are rescored from the exact
+// rows.
 func (p *partition) exact(q query, k int, only map[uuid.UUID]bool, rows []int) ([]vectorstore.Hit, error) {
-	depth := rerankDepth(k)
-	top := make(minHeap, 0, depth+1)
 	if rows == nil && q.sparse() {
+		depth := sparseRerankDepth(k)
+		top := make(minHeap, 0, depth+1)
 		p.scanSparse(q, depth, only, &top)
 		return p.rerank(q.vec, top, k)
 	}
+	depth := rerankDepth(k)
+	top := make(minHeap, 0, depth+1)
 	n := len(p.ids)
 	if rows != nil {
 		n = len(rows)
