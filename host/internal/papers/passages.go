@@ -104,9 +104,9 @@ type Headline struct {
 // Headlines builds the snippets of the passages ids (those whose paper userID may
 // see; the others are left out) for query, a web-search query, with where each
 // passage is. PostgreSQL turns the query into its lexemes (once, the same for
-// every row) and returns the passages' text; the snippets are built here (package snippet), so callers rank
-// first and ask only for the passages they show. A passage the query does not
-// match gets its opening words and no highlights.
+// every row) and returns the passages' text; package snippet builds the snippets,
+// so callers rank first and ask only for the passages they show. A passage the
+// query does not match gets its opening words and no highlights.
 func (st *Store) Headlines(ctx context.Context, userID uuid.UUID, query string, ids []uuid.UUID) (map[uuid.UUID]Headline, error) {
 	if len(ids) == 0 {
 		return map[uuid.UUID]Headline{}, nil
@@ -124,10 +124,11 @@ func (st *Store) Headlines(ctx context.Context, userID uuid.UUID, query string, 
 	var id uuid.UUID
 	var content, tsquery string
 	var terms []string
+	parsed := false
 	var h Headline
 	_, err = pgx.ForEachRow(rows, []any{&id, &content, &h.PaperID, &h.Title, &h.Section, &h.PageStart, &h.PageEnd, &tsquery}, func() error {
-		if terms == nil {
-			terms = snippet.Terms(tsquery)
+		if !parsed {
+			terms, parsed = snippet.Terms(tsquery), true
 		}
 		h.Snippet, h.Highlights = snippet.Build(content, terms)
 		out[id] = h

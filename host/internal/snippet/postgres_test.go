@@ -86,7 +86,7 @@ func TestMarksTheWordsPostgreSQLMatches(t *testing.T) {
 		mark(texts[i], words, Terms(r.tsquery))
 		var ours []string
 		for _, w := range words {
-			if w.match {
+			if w.matches() {
 				ours = append(ours, texts[i][w.start:w.end])
 			}
 		}

@@ -106,11 +106,14 @@ func closing(s string, i int) int {
 	return len(s) - 1
 }
 
-// word is one word of the passage: bytes [start, end) of it.
+// word is one word of the passage: bytes [start, end) of it, and the index of the
+// query term it matches (-1 for none).
 type word struct {
 	start, end int
-	match      bool
+	term       int
 }
+
+func (w word) matches() bool { return w.term >= 0 }
 
 // Build returns the snippet of text for a query of terms (Terms): the window of
 // at most MaxWords words with the most distinct terms, then the most matching
@@ -122,8 +125,8 @@ func Build(text string, terms []string) (string, [][2]int) {
 	if len(words) == 0 {
 		return "", [][2]int{}
 	}
-	which := mark(text, words, terms)
-	first, last, ok := best(words, which, len(terms))
+	mark(text, words, terms)
+	first, last, ok := best(words, len(terms))
 	if !ok {
 		return render(text, words[:min(MinWords, len(words))])
 	}
@@ -176,22 +179,20 @@ func split(text string) []word {
 		case inWord && start < 0:
 			start = i
 		case !inWord && start >= 0:
-			out = append(out, word{start: start, end: i})
+			out = append(out, word{start: start, end: i, term: -1})
 			start = -1
 		}
 	}
 	if start >= 0 {
-		out = append(out, word{start: start, end: len(text)})
+		out = append(out, word{start: start, end: len(text), term: -1})
 	}
 	return out
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
-// mark sets match on the words whose stem is one of terms and returns, for each
-// word, the index of its term (-1 for none).
-func mark(text string, words []word, terms []string) []int {
-	which := make([]int, len(words))
+// mark sets the term of each word whose stem is one of terms.
+func mark(text string, words []word, terms []string) {
 	index := make(map[string]int, len(terms))
 	for i, t := range terms {
 		if t != "" {
@@ -200,12 +201,8 @@ func mark(text string, words []word, terms []string) []int {
 	}
 	stems := map[string]int{}
 	for i := range words {
-		which[i] = -1
-		if len(terms) == 0 || inPathOrAddress(text, words[i]) {
-			continue
-		}
 		w := strings.ToLower(text[words[i].start:words[i].end])
-		if !couldStemTo(w, terms) {
+		if !couldStemTo(w, terms) || inPathOrAddress(text, words[i]) {
 			continue
 		}
 		t, ok := stems[w]
@@ -225,10 +222,8 @@ func mark(text string, words []word, terms []string) []int {
 				words[i].start--
 			}
 		}
-		which[i] = t
-		words[i].match = t >= 0
+		words[i].term = t
 	}
-	return which
 }
 
 // inPathOrAddress reports whether w is part of a run of text without white space
@@ -291,19 +286,19 @@ func iOrY(b byte) bool { return b == 'i' || b == 'y' }
 // best returns the first and last matching word of the window of MaxWords words
 // holding the most distinct terms, then the most matching words, the earliest
 // on a tie; ok false when no word matches.
-func best(words []word, which []int, terms int) (first, last int, ok bool) {
+func best(words []word, terms int) (first, last int, ok bool) {
 	bestTerms, bestMatches := 0, 0
 	seen := make([]bool, terms)
 	for i := range words {
-		if !words[i].match {
+		if !words[i].matches() {
 			continue
 		}
 		clear(seen)
 		distinct, matches, end := 0, 0, i
 		for j := i; j < len(words) && j < i+MaxWords; j++ {
-			if words[j].match {
-				if !seen[which[j]] {
-					seen[which[j]] = true
+			if t := words[j].term; t >= 0 {
+				if !seen[t] {
+					seen[t] = true
 					distinct++
 				}
 				matches++
@@ -358,7 +353,7 @@ func render(text string, words []word) (string, [][2]int) {
 		}
 		start := b.Len()
 		put(w.end)
-		if w.match {
+		if w.matches() {
 			highlights = append(highlights, [2]int{start, b.Len()})
 		}
 	}
