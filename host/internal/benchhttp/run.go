@@ -169,6 +169,9 @@ func run(ctx context.Context, o options, stdout io.Writer, log *slog.Logger) err
 	}
 	c, m := newCorpus(), newMix(routes)
 	printHeader(stdout, o, routes)
+	if err := srv.waitWarm(ctx, 10*time.Minute); err != nil {
+		return err
+	}
 	// The first passage search loads the vector store's partition; each user's
 	// first, one at a time, before any load (when the load searches).
 	if slices.ContainsFunc(routes, func(r route) bool { return r.Name == "passage search" }) {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -102,6 +103,50 @@ func (s *server) waitForLink(ctx context.Context, email string) (string, error) 
 		}
 	}
 	return "", fmt.Errorf("no sign-in link for %s in %s within 30 s", email, s.logPath)
+}
+
+// lexicalIndexLoaded is app.LexicalIndexLoaded, the host's log message once its
+// lexical index has loaded (the bench runs the binary and does not link the app).
+const lexicalIndexLoaded = "lexical index loaded"
+
+// waitWarm waits until the host has loaded its lexical index, which it does in
+// the background after a start: measured before that, every route would share
+// the machine with the load (10k papers' passages parsed into the index).
+func (s *server) waitWarm(ctx context.Context, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		done, err := s.logged(lexicalIndexLoaded)
+		if err != nil || done {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the host did not load its lexical index within %s; see %s", within, s.logPath)
+}
+
+// logged says whether the server has logged msg since it started.
+func (s *server) logged(msg string) (bool, error) {
+	f, err := os.Open(s.logPath)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(s.logStart, io.SeekStart); err != nil {
+		return false, err
+	}
+	want := []byte(`"msg":` + strconv.Quote(msg))
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	for sc.Scan() {
+		if bytes.Contains(sc.Bytes(), want) {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
 }
 
 // lastLink is the last sign-in link mailed to email since the server started, or "".
