@@ -290,3 +290,31 @@ func TestSearchPhraseAndOnly(t *testing.T) {
 	require.Equal(t, []uuid.UUID{adjacent.ID}, ids(hits))
 	require.Equal(t, []uuid.UUID{apart.ID, adjacent.ID}, offered, "best first, only paper a's")
 }
+
+func TestExcluded(t *testing.T) {
+	t.Parallel()
+	// The tsqueries are what websearch_to_tsquery('english', …) returns for the
+	// queries named (PostgreSQL 15).
+	for _, tc := range []struct{ query, tsquery, want string }{
+		{"heart failure -rehabilitation", "'heart' & 'failur' & !'rehabilit'", "( 'rehabilit' )"},
+		{`a -"heart failure" b`, "!( 'heart' <-> 'failur' ) & 'b'", "( ( 'heart' <-> 'failur' ) )"},
+		{"-rehab", "!'rehab'", "( 'rehab' )"},
+		{"x -rehab-test", "'x' & !( 'rehab-test' <-> 'rehab' <-> 'test' )", "( ( 'rehab-test' <-> 'rehab' <-> 'test' ) )"},
+		{"x -rehab -test", "'x' & !'rehab' & !'test'", "( 'rehab' ) | ( 'test' )"},
+		{"x -o'brien", "'x' & !( 'o' <-> 'brien' )", "( ( 'o' <-> 'brien' ) )"},
+		{"a lexeme holding a quote (tsquery text)", "'x' & !'o''brien'", "( 'o''brien' )"},
+		{"x --rehab: a double negation affirms", "'x' & !!'rehab'", ""},
+		{"x or -rehab: a negation under or rules nothing out alone", "'x' | !'rehab'", ""},
+		{"covid-19 vaccine: a dash inside a word", "'covid' <-> '-19' & 'vaccin'", ""},
+		{"no negation", "'heart' & 'failur'", ""},
+		{"only stop words", "", ""},
+	} {
+		q, err := ParseQuery(tc.tsquery)
+		require.NoError(t, err, tc.query)
+		require.Equal(t, tc.want, q.Excluded(), tc.query)
+		if tc.want != "" {
+			_, err := ParseQuery(tc.want)
+			require.NoError(t, err, "%s: what it rules out is a tsquery", tc.query)
+		}
+	}
+}

@@ -44,6 +44,8 @@ type node struct {
 	kind     nodeKind
 	term     int // nodeTerm: index into Query.Terms
 	children []*node
+	// operand is, for nodeNot, the text of what it negates in the parsed tsquery.
+	operand string
 }
 
 // ParseQuery reads PostgreSQL's text form of a tsquery, as websearch_to_tsquery
@@ -86,6 +88,30 @@ func markScored(n *node, scored []bool, negated bool) {
 			markScored(c, scored, negated)
 		}
 	}
+}
+
+// Excluded returns, as tsquery text, what the query rules out whatever else a
+// passage holds: the operands of the negations among its top-level conjuncts
+// ('heart' & !'rehabilit' & !( 'side' <-> 'effect' ) gives ( 'rehabilit' ) | (
+// 'side' <-> 'effect' )), or "" when it rules nothing out that way. A passage
+// matching it cannot match the query; a ranking that cannot read the query (the
+// vector ranking) drops such passages. A double negation affirms, and a negation
+// under | or inside a phrase rules nothing out alone, so neither counts.
+func (q *Query) Excluded() string {
+	if q.root == nil {
+		return ""
+	}
+	top := []*node{q.root}
+	if q.root.kind == nodeAnd {
+		top = q.root.children
+	}
+	var parts []string
+	for _, n := range top {
+		if n.kind == nodeNot && n.children[0].kind != nodeNot {
+			parts = append(parts, "( "+n.operand+" )")
+		}
+	}
+	return strings.Join(parts, " | ")
 }
 
 // Empty says the query has no lexemes (all its words were stop words): it
@@ -229,11 +255,13 @@ func (p *queryParser) unary() (*node, error) {
 	switch p.s[p.i] {
 	case '!':
 		p.i++
+		p.skip()
+		start := p.i
 		child, err := p.unary()
 		if err != nil {
 			return nil, err
 		}
-		return &node{kind: nodeNot, children: []*node{child}}, nil
+		return &node{kind: nodeNot, children: []*node{child}, operand: p.s[start:p.i]}, nil
 	case '(':
 		p.i++
 		n, err := p.or()

@@ -183,8 +183,29 @@ func scanChanges(rows pgx.Rows) ([]PassageChange, uint64, error) {
 // MatchingPassages returns which of the passages ids query, a web-search query,
 // matches.
 func (st *Store) MatchingPassages(ctx context.Context, query string, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
+	return st.matching(ctx, `websearch_to_tsquery('english', $2)`, query, ids)
+}
+
+// PassagesMatchingTSQuery returns which of the passages ids tsquery, a tsquery in
+// its text form, matches.
+func (st *Store) PassagesMatchingTSQuery(ctx context.Context, tsquery string, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
+	return st.matching(ctx, `$2::tsquery`, tsquery, ids)
+}
+
+// TSQuery returns the tsquery of query, a web-search query, in its text form.
+func (st *Store) TSQuery(ctx context.Context, query string) (string, error) {
+	var out string
+	if err := st.pool.QueryRow(ctx, `SELECT websearch_to_tsquery('english', $1)::text`, query).Scan(&out); err != nil {
+		return "", fmt.Errorf("papers: read a search query: %w", err)
+	}
+	return out, nil
+}
+
+// matching returns which of the passages ids the tsquery expression (of $2, which
+// is arg) matches.
+func (st *Store) matching(ctx context.Context, expr, arg string, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
 	rows, err := st.pool.Query(ctx, `
-		SELECT id FROM paper_chunks WHERE id = ANY($1) AND search_vector @@ websearch_to_tsquery('english', $2)`, ids, query)
+		SELECT id FROM paper_chunks WHERE id = ANY($1) AND search_vector @@ `+expr, ids, arg)
 	if err != nil {
 		return nil, fmt.Errorf("papers: matching passages: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lectern-research/lectern/host/internal/bm25"
 	"github.com/lectern-research/lectern/host/internal/embedding"
 	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
@@ -67,7 +68,7 @@ func (r *Retriever) lexical(ctx context.Context, userID uuid.UUID, q string, pap
 // candidate cost most of a search; reading the details of every candidate cost
 // two queries over 250 passages to show 20).
 func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
-	ranked, err := r.search(ctx, userID, q, q, paperIDs, limit)
+	ranked, err := r.search(ctx, userID, q, q, true, paperIDs, limit)
 	if err != nil || len(ranked) == 0 {
 		return ranked, err
 	}
@@ -102,7 +103,7 @@ func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, pape
 // read again only from papers userID may see, so a question's answer needs no
 // other read.
 func (r *Retriever) SearchQuestion(ctx context.Context, userID uuid.UUID, question string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
-	ranked, err := r.search(ctx, userID, AnyWords(question), question, paperIDs, limit)
+	ranked, err := r.search(ctx, userID, AnyWords(question), question, false, paperIDs, limit)
 	if err != nil || len(ranked) == 0 {
 		return ranked, err
 	}
@@ -143,7 +144,10 @@ func AnyWords(text string) string {
 	return strings.Join(kept, " or ")
 }
 
-func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
+// search fuses the lexical ranking of q, a web-search query, with the vector
+// ranking of vq; with negations, the vector ranking also keeps only passages that
+// q's negations do not rule out (a question's dashes are words, not negations).
+func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq string, negations bool, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
 	n := candidates(limit)
 	if r.embedder == nil || r.vectors == nil {
 		lexical, err := r.lexical(ctx, userID, q, paperIDs, n)
@@ -162,7 +166,11 @@ func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq string, 
 	})
 	g.Go(func() error {
 		var err error
-		similar, err = r.similar(gctx, userID, vq, paperIDs, n)
+		exclude := ""
+		if negations {
+			exclude = q
+		}
+		similar, err = r.similar(gctx, userID, vq, exclude, paperIDs, n)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -171,11 +179,16 @@ func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq string, 
 	return fuse(limit, lexical, similar), nil
 }
 
-// similar is the vector ranking: the n passages nearest q that userID may see.
-func (r *Retriever) similar(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, n int) ([]Passage, error) {
+// similar is the vector ranking: the n passages nearest q that userID may see and
+// that the negations of exclude, a web-search query, do not rule out.
+func (r *Retriever) similar(ctx context.Context, userID uuid.UUID, q, exclude string, paperIDs []uuid.UUID, n int) ([]Passage, error) {
 	emb, err := r.embedder.Embed(ctx, []string{q})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: embed the question: %w", err)
+	}
+	ruledOut, err := r.ruledOut(ctx, exclude)
+	if err != nil {
+		return nil, err
 	}
 	// The vector store knows nothing of ownership: keep what the caller may see.
 	// Others' private papers often hold a few of the nearest places (in the HTTP
@@ -191,8 +204,63 @@ func (r *Retriever) similar(ctx context.Context, userID uuid.UUID, q string, pap
 		if err != nil {
 			return nil, fmt.Errorf("retrieve: %w", err)
 		}
-		if out, err = r.visible(ctx, userID, hits, n); err != nil || len(out) == n || len(hits) < k {
-			return out, err
+		if out, err = r.visible(ctx, userID, hits); err != nil {
+			return nil, err
+		}
+		if ruledOut != "" {
+			if out, err = r.without(ctx, ruledOut, out); err != nil {
+				return nil, err
+			}
+		}
+		full := len(out) >= n
+		out = out[:min(n, len(out))]
+		if full || len(hits) < k {
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// ruledOut returns what the negations of exclude, a web-search query, rule out,
+// as tsquery text (bm25.Query.Excluded); "" when it negates nothing. On
+// "heart failure -rehabilitation" the vector ranking found passages about
+// rehabilitation, which the lexical ranking had rightly left out.
+func (r *Retriever) ruledOut(ctx context.Context, exclude string) (string, error) {
+	// PostgreSQL reads a negation only from a dash: a query without one has none.
+	if !strings.Contains(exclude, "-") {
+		return "", nil
+	}
+	tsq, err := papers.New(r.pool).TSQuery(ctx, exclude)
+	if err != nil {
+		return "", fmt.Errorf("retrieve: %w", err)
+	}
+	q, err := bm25.ParseQuery(tsq)
+	if errors.Is(err, bm25.ErrUnsupported) {
+		return "", nil // more words than the parser takes: the vector ranking stays as it is
+	}
+	if err != nil {
+		return "", fmt.Errorf("retrieve: %w", err)
+	}
+	return q.Excluded(), nil
+}
+
+// without returns the passages, in order, that tsquery does not match.
+func (r *Retriever) without(ctx context.Context, tsquery string, ps []Passage) ([]Passage, error) {
+	if len(ps) == 0 {
+		return ps, nil
+	}
+	ids := make([]uuid.UUID, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ChunkID
+	}
+	matched, err := papers.New(r.pool).PassagesMatchingTSQuery(ctx, tsquery, ids)
+	if err != nil {
+		return nil, fmt.Errorf("retrieve: %w", err)
+	}
+	out := ps[:0]
+	for _, p := range ps {
+		if !matched[p.ChunkID] {
+			out = append(out, p)
 		}
 	}
 	return out, nil
@@ -201,10 +269,10 @@ func (r *Retriever) similar(ctx context.Context, userID uuid.UUID, q string, pap
 // candidates is how deep each ranking is read before fusion.
 func candidates(limit int) int { return max(2*limit, 50) }
 
-// visible returns, in the hits' order, the first n hits whose paper userID may
-// see, by id and paper only (Search and SearchQuestion read the details of the
-// passages they return).
-func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vectorstore.Hit, n int) ([]Passage, error) {
+// visible returns, in the hits' order, the hits whose paper userID may see, by id
+// and paper only (Search and SearchQuestion read the details of the passages they
+// return).
+func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vectorstore.Hit) ([]Passage, error) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
@@ -224,9 +292,9 @@ func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vector
 	for _, id := range ok {
 		may[id] = true
 	}
-	out := make([]Passage, 0, n)
+	out := make([]Passage, 0, len(hits))
 	for _, h := range hits {
-		if may[h.PaperID] && len(out) < n {
+		if may[h.PaperID] {
 			out = append(out, Passage{ChunkID: h.ChunkID, PaperID: h.PaperID, Score: float64(h.Score)})
 		}
 	}

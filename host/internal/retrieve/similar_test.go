@@ -2,13 +2,16 @@ package retrieve
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lectern-research/lectern/host/internal/bm25"
 	"github.com/lectern-research/lectern/host/internal/dbtest"
 	"github.com/lectern-research/lectern/host/internal/embedding"
+	"github.com/lectern-research/lectern/host/internal/papers"
 	"github.com/lectern-research/lectern/host/internal/vectorstore"
 	"github.com/lectern-research/lectern/host/internal/vectorstore/embedded"
 )
@@ -69,4 +72,105 @@ func TestVectorRankingLooksPastOthersPrivatePassages(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, annFinds, 5)
 	require.Equal(t, private, annFinds[0].PaperID, "ann's own passages are nearest for her")
+}
+
+// A search that excludes a word excludes it from the vector ranking too: the
+// nearest vectors are passages about rehabilitation, which the lexical ranking
+// rightly leaves out of "heart failure -rehabilitation", and they stay out of the
+// fused answer; the ranking asks for more to fill its places. A question's dash
+// is a word, not a negation: asked as a question, the nearest passages stay.
+func TestVectorRankingHonoursNegations(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	ctx := context.Background()
+	var user, paper uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
+	require.NoError(t, pool.QueryRow(ctx, `
+		INSERT INTO papers (title, source, visibility) VALUES ('Heart failure care', 'manual', 'public') RETURNING id`).Scan(&paper))
+	n := candidates(5)
+	var items []vectorstore.Item
+	chunk := func(index int, content string, v []float32) {
+		var id uuid.UUID
+		require.NoError(t, pool.QueryRow(ctx, `
+			INSERT INTO paper_chunks (paper_id, chunk_index, content, page_start, page_end, char_start, char_end, token_count)
+			VALUES ($1, $2, $3, 1, 1, 0, $4, 5) RETURNING id`, paper, index, content, len(content)).Scan(&id))
+		items = append(items, vectorstore.Item{ChunkID: id, PaperID: paper, Vector: v})
+	}
+	// More rehabilitation passages than the first request's 2n, all nearer than
+	// the two that do not mention it.
+	for i := range 2*n + 3 {
+		chunk(i, "Cardiac rehabilitation programmes after an admission", []float32{1, float32(i) / 1000, 0, 0})
+	}
+	chunk(2*n+3, "Diuretic dosing for patients with heart failure", []float32{0.9, 0.4, 0, 0})
+	chunk(2*n+4, "Sodium restriction did not change outcomes", []float32{0.8, 0.6, 0, 0})
+	vectors := embedded.New(pool)
+	require.NoError(t, vectors.Upsert(ctx, "fixed-4", items))
+	r := New(pool, fixed{}, vectors)
+
+	found, err := r.Search(ctx, user, "heart failure -rehabilitation", nil, 5)
+	require.NoError(t, err)
+	var snippets []string
+	for _, p := range found {
+		snippets = append(snippets, p.Snippet)
+		require.NotContains(t, strings.ToLower(p.Snippet), "rehabilitation")
+	}
+	require.ElementsMatch(t, []string{"Diuretic dosing for patients with heart failure", "Sodium restriction did not change outcomes"}, snippets)
+
+	found, err = r.Search(ctx, user, "admission", nil, 5)
+	require.NoError(t, err)
+	require.Len(t, found, 5, "without a negation the nearest passages stay")
+
+	asked, err := r.SearchQuestion(ctx, user, "what helps in heart failure - rehabilitation?", nil, 5)
+	require.NoError(t, err)
+	require.Len(t, asked, 5)
+	require.Contains(t, asked[0].Text, "rehabilitation", "a question's dash negates nothing")
+}
+
+// What a query's negations rule out never matches the query itself, whatever
+// PostgreSQL's web-search syntax made of it, and it holds every word the query
+// excludes at its top level: checked on PostgreSQL's own reading of each query
+// and text.
+func TestExcludedAgreesWithPostgreSQL(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	ctx := context.Background()
+	queries := []string{
+		"heart failure -rehabilitation", `a -"heart failure" b`, "-rehab", "x - rehab", "x --rehab",
+		"x or -rehab", "x -rehab-test", "x -covid-19", "x -(rehab)", "x -rehab -test", `"heart -failure"`,
+		"x,-rehab", "x -o'brien", "covid-19 vaccine", "x -the", "rehab -rehab",
+	}
+	texts := []string{
+		"x rehab", "x", "heart failure b", "a b", "x rehab-test", "x covid-19", "x test", "rehab",
+		"x o'brien", "heart failure rehabilitation", "heart failure", "b", "covid-19 vaccine", "x the",
+	}
+	papersStore := papers.New(pool)
+	for _, q := range queries {
+		tsq, err := papersStore.TSQuery(ctx, q)
+		require.NoError(t, err)
+		parsed, err := bm25.ParseQuery(tsq)
+		require.NoError(t, err, q)
+		excluded := parsed.Excluded()
+		for _, text := range texts {
+			var matches, ruledOut bool
+			require.NoError(t, pool.QueryRow(ctx, `
+				SELECT to_tsvector('english', $1) @@ websearch_to_tsquery('english', $2),
+				       $3 <> '' AND to_tsvector('english', $1) @@ nullif($3, '')::tsquery`, text, q, excluded).Scan(&matches, &ruledOut))
+			require.False(t, matches && ruledOut, "%q rules out %q, which matches it", q, text)
+		}
+	}
+	for q, texts := range map[string][]string{
+		"heart failure -rehabilitation": {"heart failure rehabilitation", "rehabilitation"},
+		"x -rehab -test":                {"x rehab", "x test"},
+		`a -"heart failure" b`:          {"heart failure b"},
+	} {
+		tsq, err := papersStore.TSQuery(ctx, q)
+		require.NoError(t, err)
+		parsed, err := bm25.ParseQuery(tsq)
+		require.NoError(t, err)
+		for _, text := range texts {
+			var ruledOut bool
+			require.NoError(t, pool.QueryRow(ctx, `SELECT to_tsvector('english', $1) @@ $2::tsquery`, text, parsed.Excluded()).Scan(&ruledOut))
+			require.True(t, ruledOut, "%q rules out %q", q, text)
+		}
+	}
 }
