@@ -735,6 +735,11 @@ func dueCards(ctx context.Context, q batcher, userID uuid.UUID, deckID *uuid.UUI
 // queueDueCards queues the queue's two reads on b; once the batch has run, cards
 // returns up to limit cards, the learning lane first.
 func queueDueCards(b *pgx.Batch, userID uuid.UUID, deckID *uuid.UUID, limit int, now time.Time) (cards func() []Card) {
+	// A generic plan for the queue's reads, for the rest of the batch (its
+	// implicit transaction). Left to choose, PostgreSQL planned them anew at every
+	// call, since one user's plan looked cheaper than the generic one of the same
+	// shape: 0.9 ms of planning a queue against 0.4 ms of running it.
+	b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
 	var lanes [2][]Card
 	for i, sql := range []string{learnSQL, dueSQL} {
 		b.Queue(sql, userID, now, deckID, limit, now.Add(-learnWindow)).Query(func(rows pgx.Rows) error {
