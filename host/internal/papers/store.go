@@ -257,9 +257,9 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 		// The page carries the library row's columns out as ul, so the outer query
 		// reads no library row again (joined back, the planner hashed the whole
 		// library: 5 ms a page at 2,000 papers against 0.6 ms).
+		// Library scope's views read the state row themselves (libraryViews).
 		sql = `SELECT ` + itemColumns + `, ` + order.key + ` FROM (
 			SELECT ul.paper_id, ul.added_at, ul.sort_year, ul.sort_title FROM user_library ul
-			  LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = ul.paper_id
 			 WHERE ul.user_id = $1` + where + orderBy + ` LIMIT ` + limit + `) ul
 			JOIN papers p ON p.id = ul.paper_id
 			LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id` + orderBy

@@ -80,8 +80,38 @@ func viewPredicate(view, scope string) (string, error) {
 	if !ok {
 		return "", &ViewError{Field: "view", Value: view, Valid: ViewNames()}
 	}
+	if lib, ok := libraryViews[view]; ok && scope == ScopeLibrary {
+		return lib, nil
+	}
 	return pred, nil
 }
+
+// libraryViews are the views in library scope, where ul is the caller's library
+// row, each said as whether a state row of the paper admits it or rules it out:
+// the same answer as views', in a form the planner can run as a semi- or anti-join
+// while it walks the library in the page's order. With views' predicates it read
+// and sorted a whole library for a page (an inbox page of 2,000 papers: 1.5 ms
+// against 0.3; a reading page of 10,000: 5.3 ms).
+var libraryViews = map[string]string{
+	"inbox":         stateRowRulesOut(`x.state <> 'inbox'`),
+	"library":       stateRowAdmits(`x.state IN ('to_read', 'reading', 'done')`),
+	"reading_list":  stateRowAdmits(`x.state = 'to_read'`),
+	"reading":       stateRowAdmits(`x.state = 'reading'`),
+	"done":          stateRowAdmits(`x.state = 'done'`),
+	"starred":       stateRowAdmits(`x.starred AND x.state <> 'trash'`),
+	"trash":         stateRowAdmits(`x.state = 'trash'`),
+	"active":        stateRowRulesOut(`x.state IN ('done', 'trash')`),
+	"kept":          stateRowAdmits(`x.state IN ('to_read', 'reading', 'done')`),
+	"all_non_trash": stateRowRulesOut(`x.state = 'trash'`),
+}
+
+// stateRowAdmits and stateRowRulesOut say that the caller's state row x of the
+// library row's paper exists and satisfies cond, or does not.
+func stateRowAdmits(cond string) string {
+	return `EXISTS (SELECT 1 FROM paper_user_state x WHERE x.user_id = $1 AND x.paper_id = ul.paper_id AND ` + cond + `)`
+}
+
+func stateRowRulesOut(cond string) string { return `NOT ` + stateRowAdmits(cond) }
 
 // visiblePredicate says whether the caller may see paper p: it is public, or came
 // from an instance-level feed (discovered_by NULL, SPEC rule 4), or is in the caller's
