@@ -111,9 +111,7 @@ func (st *Store) SearchInputs(ctx context.Context, userID uuid.UUID, query strin
 		  FROM (SELECT 1) one
 		  LEFT JOIN paper_chunk_changes c ON c.xid >= $1::text::xid8`, strconv.FormatUint(since, 10))
 	batch.Queue(`SELECT websearch_to_tsquery('english', $1)::text`, query)
-	batch.Queue(`
-		SELECT p.id FROM user_library ul JOIN papers p ON p.id = ul.paper_id
-		 WHERE ul.user_id = $1 AND NOT `+publicPredicate, userID)
+	batch.Queue(`SELECT ul.paper_id FROM user_library ul WHERE ul.user_id = $1 AND NOT ul.paper_public`, userID)
 	res := st.pool.SendBatch(ctx, batch)
 	defer res.Close()
 	rows, err := res.Query()

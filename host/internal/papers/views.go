@@ -117,13 +117,17 @@ func stateRowRulesOut(cond string) string { return `NOT ` + stateRowAdmits(cond)
 // from an instance-level feed (discovered_by NULL, SPEC rule 4), or is in the caller's
 // library. A paper's discoverer gains nothing from that alone. Other packages never
 // see this fragment: they call Visible, VisibleIDs and the Visible... reads.
+//
+// Only a private paper needs the library row, and a library row says whether its
+// paper is public (user_library.paper_public, migration 0025): the test reads the
+// caller's few private library rows rather than their whole library.
 const visiblePredicate = `(` + publicPredicate + ` OR EXISTS (
-	SELECT 1 FROM user_library vl WHERE vl.user_id = $1 AND vl.paper_id = p.id))`
+	SELECT 1 FROM user_library vl WHERE vl.user_id = $1 AND vl.paper_id = p.id AND NOT vl.paper_public))`
 
 // libraryRowJoin and visibleWithLibraryRow say what visiblePredicate says, for a
 // query that reads few papers by id: the caller's library row of each paper is
 // joined by its key (at most one row: the key is the user and the paper) instead
-// of the whole library being hashed.
+// of the library being hashed.
 const (
 	libraryRowJoin        = `LEFT JOIN user_library vl ON vl.user_id = $1 AND vl.paper_id = p.id`
 	visibleWithLibraryRow = `(` + publicPredicate + ` OR vl.paper_id IS NOT NULL)`
