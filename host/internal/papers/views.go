@@ -124,15 +124,6 @@ func stateRowRulesOut(cond string) string { return `NOT ` + stateRowAdmits(cond)
 const visiblePredicate = `(` + publicPredicate + ` OR EXISTS (
 	SELECT 1 FROM user_library vl WHERE vl.user_id = $1 AND vl.paper_id = p.id AND NOT vl.paper_public))`
 
-// libraryRowJoin and visibleWithLibraryRow say what visiblePredicate says, for a
-// query that reads few papers by id: the caller's library row of each paper is
-// joined by its key (at most one row: the key is the user and the paper) instead
-// of the library being hashed.
-const (
-	libraryRowJoin        = `LEFT JOIN user_library vl ON vl.user_id = $1 AND vl.paper_id = p.id`
-	visibleWithLibraryRow = `(` + publicPredicate + ` OR vl.paper_id IS NOT NULL)`
-)
-
 // publicPredicate is the part of visiblePredicate that holds for every user: the
 // paper is public or came from an instance-level feed.
 const publicPredicate = `(p.visibility = 'public' OR p.discovered_by IS NULL)`
