@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/dbtest"
@@ -16,18 +17,8 @@ import (
 // library; another user's private paper and a missing id are left out.
 func TestVisibleIDs(t *testing.T) {
 	t.Parallel()
-	pool := dbtest.NewDB(t)
+	pool, ann, bob, paper := annBobAndPapers(t)
 	ctx := context.Background()
-	var ann, bob uuid.UUID
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&ann))
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('bob@example.org') RETURNING id`).Scan(&bob))
-	paper := func(title, visibility string, by *uuid.UUID) uuid.UUID {
-		var id uuid.UUID
-		require.NoError(t, pool.QueryRow(ctx, `
-			INSERT INTO papers (title, source, visibility, discovered_by) VALUES ($1, 'manual', $2, $3) RETURNING id`,
-			title, visibility, by).Scan(&id))
-		return id
-	}
 	public := paper("Public", "public", &bob)
 	feed := paper("From an instance feed", "private", nil)
 	annsUpload := paper("Ann's upload", "private", &ann)
@@ -53,18 +44,8 @@ func TestVisibleIDs(t *testing.T) {
 // not hold it and stays visible to one whose library does.
 func TestLibraryRowsKnowWhichPapersArePrivate(t *testing.T) {
 	t.Parallel()
-	pool := dbtest.NewDB(t)
+	pool, ann, bob, paper := annBobAndPapers(t)
 	ctx := context.Background()
-	var ann, bob uuid.UUID
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&ann))
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('bob@example.org') RETURNING id`).Scan(&bob))
-	paper := func(title, visibility string, by *uuid.UUID) uuid.UUID {
-		var id uuid.UUID
-		require.NoError(t, pool.QueryRow(ctx, `
-			INSERT INTO papers (title, source, visibility, discovered_by) VALUES ($1, 'manual', $2, $3) RETURNING id`,
-			title, visibility, by).Scan(&id))
-		return id
-	}
 	exec := func(sql string, args ...any) {
 		t.Helper()
 		_, err := pool.Exec(ctx, sql, args...)
@@ -113,4 +94,21 @@ func TestLibraryRowsKnowWhichPapersArePrivate(t *testing.T) {
 	seen, err = st.Visible(ctx, bob, public)
 	require.NoError(t, err)
 	require.False(t, seen, "its discoverer, without it in his library, does not see it")
+}
+
+// annBobAndPapers gives a fresh database with the users Ann and Bob, and a
+// function adding a paper of a visibility and discoverer.
+func annBobAndPapers(t *testing.T) (pool *pgxpool.Pool, ann, bob uuid.UUID, paper func(title, visibility string, by *uuid.UUID) uuid.UUID) {
+	pool = dbtest.NewDB(t)
+	ctx := context.Background()
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&ann))
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('bob@example.org') RETURNING id`).Scan(&bob))
+	paper = func(title, visibility string, by *uuid.UUID) uuid.UUID {
+		var id uuid.UUID
+		require.NoError(t, pool.QueryRow(ctx, `
+			INSERT INTO papers (title, source, visibility, discovered_by) VALUES ($1, 'manual', $2, $3) RETURNING id`,
+			title, visibility, by).Scan(&id))
+		return id
+	}
+	return pool, ann, bob, paper
 }
