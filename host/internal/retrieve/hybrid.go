@@ -72,11 +72,7 @@ func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, pape
 	if err != nil || len(ranked) == 0 {
 		return ranked, err
 	}
-	ids := make([]uuid.UUID, len(ranked))
-	for i, p := range ranked {
-		ids[i] = p.ChunkID
-	}
-	heads, err := papers.New(r.pool).Headlines(ctx, userID, q, ids)
+	heads, err := papers.New(r.pool).Headlines(ctx, userID, q, chunkIDs(ranked))
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: snippets: %w", err)
 	}
@@ -107,11 +103,7 @@ func (r *Retriever) SearchQuestion(ctx context.Context, userID uuid.UUID, questi
 	if err != nil || len(ranked) == 0 {
 		return ranked, err
 	}
-	ids := make([]uuid.UUID, len(ranked))
-	for i, p := range ranked {
-		ids[i] = p.ChunkID
-	}
-	full, err := papers.New(r.pool).VisiblePassageTexts(ctx, userID, ids)
+	full, err := papers.New(r.pool).VisiblePassageTexts(ctx, userID, chunkIDs(ranked))
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: passages: %w", err)
 	}
@@ -249,11 +241,7 @@ func (r *Retriever) without(ctx context.Context, tsquery string, ps []Passage) (
 	if len(ps) == 0 {
 		return ps, nil
 	}
-	ids := make([]uuid.UUID, len(ps))
-	for i, p := range ps {
-		ids[i] = p.ChunkID
-	}
-	matched, err := papers.New(r.pool).PassagesMatchingTSQuery(ctx, tsquery, ids)
+	matched, err := papers.New(r.pool).PassagesMatchingTSQuery(ctx, tsquery, chunkIDs(ps))
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: %w", err)
 	}
@@ -332,4 +320,13 @@ func fuse(limit int, rankings ...[]Passage) []Passage {
 		return []Passage{}
 	}
 	return all[:min(limit, len(all))]
+}
+
+// chunkIDs are the passages' ids, in order.
+func chunkIDs(ps []Passage) []uuid.UUID {
+	ids := make([]uuid.UUID, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ChunkID
+	}
+	return ids
 }

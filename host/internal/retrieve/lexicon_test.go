@@ -58,14 +58,6 @@ func (b *lexBundle) paper(t *testing.T, owner *uuid.UUID, texts ...string) (uuid
 	return paper, ids
 }
 
-func chunkIDs(ps []Passage) []uuid.UUID {
-	out := make([]uuid.UUID, len(ps))
-	for i, p := range ps {
-		out[i] = p.ChunkID
-	}
-	return out
-}
-
 // A passage that holds a common word many times ranks first although it comes
 // after more than a thousand others in index order: every match is ranked. The
 // PostgreSQL ranking, capped at the first thousand matches, never sees it.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/dbtest"
@@ -16,12 +17,8 @@ import (
 // cover the query's words: no «» or marker characters reach a client.
 func TestLexicalSnippetHasHighlightsNotMarks(t *testing.T) {
 	t.Parallel()
-	pool := dbtest.NewDB(t)
+	pool, user, paper := userAndPublicPaper(t, "Forgetting")
 	ctx := context.Background()
-	var user, paper uuid.UUID
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
-	require.NoError(t, pool.QueryRow(ctx, `
-		INSERT INTO papers (title, source, visibility) VALUES ('Forgetting', 'manual', 'public') RETURNING id`).Scan(&paper))
 	content := "The forgetting curve flattens after every successful review of a card, so reviews can wait longer."
 	_, err := pool.Exec(ctx, `
 		INSERT INTO paper_chunks (paper_id, chunk_index, content, page_start, page_end, char_start, char_end, token_count)
@@ -50,4 +47,15 @@ func TestLexicalSnippetHasHighlightsNotMarks(t *testing.T) {
 	body, err := json.Marshal(p)
 	require.NoError(t, err)
 	require.Contains(t, string(body), `"highlights":[[4,14],[15,20]]`)
+}
+
+// userAndPublicPaper gives a fresh database with one user and one public paper of
+// the title.
+func userAndPublicPaper(t *testing.T, title string) (pool *pgxpool.Pool, user, paper uuid.UUID) {
+	pool = dbtest.NewDB(t)
+	ctx := context.Background()
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
+	require.NoError(t, pool.QueryRow(ctx, `
+		INSERT INTO papers (title, source, visibility) VALUES ($1, 'manual', 'public') RETURNING id`, title).Scan(&paper))
+	return pool, user, paper
 }

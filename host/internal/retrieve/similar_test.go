@@ -81,12 +81,8 @@ func TestVectorRankingLooksPastOthersPrivatePassages(t *testing.T) {
 // is a word, not a negation: asked as a question, the nearest passages stay.
 func TestVectorRankingHonoursNegations(t *testing.T) {
 	t.Parallel()
-	pool := dbtest.NewDB(t)
+	pool, user, paper := userAndPublicPaper(t, "Heart failure care")
 	ctx := context.Background()
-	var user, paper uuid.UUID
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
-	require.NoError(t, pool.QueryRow(ctx, `
-		INSERT INTO papers (title, source, visibility) VALUES ('Heart failure care', 'manual', 'public') RETURNING id`).Scan(&paper))
 	n := candidates(5)
 	var items []vectorstore.Item
 	chunk := func(index int, content string, v []float32) {
