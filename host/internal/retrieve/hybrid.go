@@ -68,7 +68,7 @@ func (r *Retriever) lexical(ctx context.Context, userID uuid.UUID, q string, pap
 // candidate cost most of a search; reading the details of every candidate cost
 // two queries over 250 passages to show 20).
 func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
-	ranked, err := r.search(ctx, userID, q, q, true, paperIDs, limit)
+	ranked, err := r.search(ctx, userID, q, q, q, paperIDs, limit)
 	if err != nil || len(ranked) == 0 {
 		return ranked, err
 	}
@@ -99,7 +99,7 @@ func (r *Retriever) Search(ctx context.Context, userID uuid.UUID, q string, pape
 // read again only from papers userID may see, so a question's answer needs no
 // other read.
 func (r *Retriever) SearchQuestion(ctx context.Context, userID uuid.UUID, question string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
-	ranked, err := r.search(ctx, userID, AnyWords(question), question, false, paperIDs, limit)
+	ranked, err := r.search(ctx, userID, AnyWords(question), question, "", paperIDs, limit)
 	if err != nil || len(ranked) == 0 {
 		return ranked, err
 	}
@@ -137,9 +137,9 @@ func AnyWords(text string) string {
 }
 
 // search fuses the lexical ranking of q, a web-search query, with the vector
-// ranking of vq; with negations, the vector ranking also keeps only passages that
-// q's negations do not rule out (a question's dashes are words, not negations).
-func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq string, negations bool, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
+// ranking of vq, which keeps only passages that the negations of exclude (a
+// web-search query; "" for a question, whose dashes are words) do not rule out.
+func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq, exclude string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
 	n := candidates(limit)
 	if r.embedder == nil || r.vectors == nil {
 		lexical, err := r.lexical(ctx, userID, q, paperIDs, n)
@@ -158,10 +158,6 @@ func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq string, 
 	})
 	g.Go(func() error {
 		var err error
-		exclude := ""
-		if negations {
-			exclude = q
-		}
 		similar, err = r.similar(gctx, userID, vq, exclude, paperIDs, n)
 		return err
 	})
