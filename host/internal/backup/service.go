@@ -132,6 +132,7 @@ func (s *Service) openPool(ctx context.Context, name string) (*pgxpool.Pool, err
 		return nil, fmt.Errorf("backup: database URL: %w", err)
 	}
 	cfg.MaxConns = 2
+	cfg.AfterConnect = store.AfterConnect
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("backup: connect to %s: %w", name, err)

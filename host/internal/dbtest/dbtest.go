@@ -126,7 +126,12 @@ func newDB(t testing.TB, fromTemplate string) (*pgxpool.Pool, string) {
 		t.Fatalf("dbtest: create database: %v", err)
 	}
 	dbURL := databaseURL(t, name)
-	pool, err := pgxpool.New(ctx, dbURL)
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	cfg.AfterConnect = store.AfterConnect // as the host's pool
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatalf("dbtest: connect: %v", err)
 	}
