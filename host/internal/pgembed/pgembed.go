@@ -61,6 +61,10 @@ type Options struct {
 	// MaxConnections is the server's max_connections. Default 100.
 	MaxConnections int
 
+	// SharedBuffersMB is the server's shared_buffers in megabytes. Default
+	// DefaultSharedBuffersMB of the machine's memory.
+	SharedBuffersMB int
+
 	// Logger receives progress lines. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -89,6 +93,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	if opts.MaxConnections == 0 {
 		opts.MaxConnections = 100
+	}
+	if opts.SharedBuffersMB == 0 {
+		opts.SharedBuffersMB = DefaultSharedBuffersMB(memoryMB())
 	}
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
@@ -360,6 +367,7 @@ func (c *Cluster) writeConf(opts Options) error {
 	fmt.Fprintf(&b, "unix_socket_directories = '%s'\n", strings.ReplaceAll(c.socketDir, "'", "''"))
 	fmt.Fprintf(&b, "unix_socket_permissions = 0700\n")
 	fmt.Fprintf(&b, "max_connections = %d\n", opts.MaxConnections)
+	fmt.Fprintf(&b, "shared_buffers = %dMB\n", opts.SharedBuffersMB)
 	fmt.Fprintf(&b, "timezone = 'UTC'\n")
 	if !opts.Durable {
 		fmt.Fprintf(&b, "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")

@@ -69,10 +69,13 @@ func TestClusterIsSocketOnlyAndAdoptable(t *testing.T) {
 	conn, err := pgx.Connect(ctx, c.ConnString("postgres"))
 	require.NoError(t, err)
 	var listen, perms string
+	var buffersMB int
 	require.NoError(t, conn.QueryRow(ctx, "SHOW listen_addresses").Scan(&listen))
 	require.NoError(t, conn.QueryRow(ctx, "SHOW unix_socket_permissions").Scan(&perms))
+	require.NoError(t, conn.QueryRow(ctx, "SELECT setting::int * 8 / 1024 FROM pg_settings WHERE name = 'shared_buffers'").Scan(&buffersMB))
 	require.Empty(t, listen, "no TCP listener")
 	require.Equal(t, "0700", perms)
+	require.Equal(t, DefaultSharedBuffersMB(memoryMB()), buffersMB, "shared_buffers sized to the machine")
 	conn.Close(ctx)
 
 	fi, err := os.Stat(c.socketDir)
