@@ -207,3 +207,78 @@ func TestLibrarySortKeysFollowThePaper(t *testing.T) {
 	same(SortYear)
 	require.Equal(t, survivor, walk(t, st, user, FeedParams{Sort: SortTitle})[0])
 }
+
+// TestCorpusPagesMergeThePublicAndTheCallersPrivatePapers: a corpus page merges
+// the public papers with the caller's own private ones in every sort, walking
+// past other users' private uploads however new they are (corpusPageSQL).
+func TestCorpusPagesMergeThePublicAndTheCallersPrivatePapers(t *testing.T) {
+	t.Parallel()
+	st, user, rows := seedFeed(t)
+	ctx := context.Background()
+	var other uuid.UUID
+	require.NoError(t, st.pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('bob@example.org') RETURNING id`).Scan(&other))
+	base := rows[0].added
+	paper := func(title string, owner *uuid.UUID, visibility string, at time.Time, d *time.Time) feedRow {
+		t.Helper()
+		r := feedRow{title: title, date: d, added: at}
+		var precision any
+		if d != nil {
+			precision = "day"
+		}
+		require.NoError(t, st.pool.QueryRow(ctx, `
+			INSERT INTO papers (title, publication_date, publication_date_precision, source, visibility, discovered_by, discovered_at)
+			VALUES ($1, $2, $3, 'upload', $4, $5, $6) RETURNING id`, title, d, precision, visibility, owner, at).Scan(&r.id))
+		if owner != nil {
+			_, err := st.pool.Exec(ctx, `INSERT INTO user_library (user_id, paper_id, added_via) VALUES ($1, $2, 'upload')`, *owner, r.id)
+			require.NoError(t, err)
+		}
+		return r
+	}
+	// Ann's uploads fall between the public papers in every sort; Bob's are the
+	// newest of all, in every sort.
+	mine := []feedRow{
+		paper("Ann's draft", &user, "private", base.Add(90*time.Minute), date(2022, 1, 1)),
+		paper("ann's notes", &user, "private", base.Add(-2*time.Hour), nil),
+	}
+	for i := range 30 {
+		paper("Bob's upload", &other, "private", base.Add(time.Duration(10+i)*time.Hour), date(2030, 1, 1))
+	}
+	// A private paper whose discoverer is gone is everybody's (publicPredicate).
+	orphan := paper("an instance feed's paper", nil, "private", base.Add(30*time.Minute), date(2020, 1, 1))
+	visible := append(append(slices.Clone(rows), mine...), orphan)
+
+	byID := func(a, b feedRow) int { return strings.Compare(a.id.String(), b.id.String()) }
+	orders := map[string]func(a, b feedRow) int{
+		SortAdded: func(a, b feedRow) int { return cmp.Or(b.added.Compare(a.added), byID(b, a)) },
+		SortYear:  func(a, b feedRow) int { return cmp.Or(dateKey(b).Compare(dateKey(a)), byID(b, a)) },
+		SortTitle: func(a, b feedRow) int {
+			return cmp.Or(strings.Compare(strings.ToLower(a.title), strings.ToLower(b.title)), byID(a, b))
+		},
+	}
+	// A library row that disagreed with its public paper would put the paper on
+	// both sides of the page: it is still listed once.
+	_, err := st.pool.Exec(ctx, `UPDATE user_library SET paper_public = false WHERE user_id = $1 AND paper_id = $2`, user, rows[1].id)
+	require.NoError(t, err)
+	var stale bool
+	require.NoError(t, st.pool.QueryRow(ctx, `SELECT NOT paper_public FROM user_library WHERE user_id = $1 AND paper_id = $2`, user, rows[1].id).Scan(&stale))
+	require.True(t, stale)
+	for sort, order := range orders {
+		want := slices.Clone(visible)
+		slices.SortFunc(want, order)
+		var wantIDs []uuid.UUID
+		for _, r := range want {
+			wantIDs = append(wantIDs, r.id)
+		}
+		require.Equal(t, wantIDs, walk(t, st, user, FeedParams{Scope: ScopeCorpus, Sort: sort}), sort)
+	}
+	// The view still applies to both sides: Ann trashes one public paper and one
+	// of her own.
+	trashState := "trash"
+	for _, id := range []uuid.UUID{rows[0].id, mine[0].id} {
+		_, err = st.SetState(ctx, user, id, StatePatch{State: &trashState})
+		require.NoError(t, err)
+	}
+	trash := walk(t, st, user, FeedParams{Scope: ScopeCorpus, View: "trash"})
+	require.ElementsMatch(t, []uuid.UUID{rows[0].id, mine[0].id}, trash)
+	require.NotContains(t, walk(t, st, user, FeedParams{Scope: ScopeCorpus}), mine[0].id)
+}
