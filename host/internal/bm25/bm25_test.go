@@ -318,3 +318,20 @@ func TestExcluded(t *testing.T) {
 		}
 	}
 }
+
+// Public answers for the papers the index holds passages of, as their last
+// replacement said, and leaves out the others: unknown ones and deleted ones.
+func TestPublic(t *testing.T) {
+	open, closed, gone, unknown := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	ix := New()
+	ix.AppendPapers([]Paper{
+		{ID: open, Public: true, Passages: []Passage{passage(open, 0, "spaced", "review")}},
+		{ID: closed, Passages: []Passage{passage(closed, 0, "private", "notes")}},
+		{ID: gone, Public: true, Passages: []Passage{passage(gone, 0, "retracted")}},
+	})
+	ix.ReplacePapers([]Paper{{ID: gone}})
+	require.Equal(t, map[uuid.UUID]bool{open: true, closed: false}, ix.Public([]uuid.UUID{open, closed, gone, unknown}))
+
+	ix.ReplacePapers([]Paper{{ID: closed, Public: true, Passages: []Passage{passage(closed, 0, "private", "notes")}}})
+	require.Equal(t, map[uuid.UUID]bool{closed: true}, ix.Public([]uuid.UUID{closed}), "made public")
+}

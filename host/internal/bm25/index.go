@@ -105,6 +105,20 @@ func (ix *Index) Len() int {
 	return len(ix.ids) - ix.dead
 }
 
+// Public reports, for each of ids the index holds passages of, whether everyone
+// may see that paper; the papers it holds nothing of are absent.
+func (ix *Index) Public(ids []uuid.UUID) map[uuid.UUID]bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make(map[uuid.UUID]bool, len(ids))
+	for _, id := range ids {
+		if slot, ok := ix.slotOf[id]; ok && len(ix.papers[slot].docs) > 0 {
+			out[id] = ix.papers[slot].public
+		}
+	}
+	return out
+}
+
 // ReplacePapers makes each paper's passages and visibility those given,
 // replacing what the index held of it.
 func (ix *Index) ReplacePapers(papers []Paper) {

@@ -145,7 +145,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 			}},
 			{"pg-impact-table", func() (int, error) { return impactTableTop(ctx, pool, q.text, 50, q.name == "common") }},
 			{"bm25-index", func() (int, error) {
-				got, err := indexed.lexical(ctx, user, q.text, nil, 50)
+				got, err := indexed.lexical(ctx, user, q.text, nil, 50, nil)
 				return len(got), err
 			}},
 		} {

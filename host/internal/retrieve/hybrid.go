@@ -50,9 +50,11 @@ func (r *Retriever) Warm(ctx context.Context) error {
 // index, or, for a query the index cannot evaluate (a prefix, more than
 // bm25.MaxTerms words) or while the index is still loading, Lexical's capped
 // ranking in PostgreSQL.
-func (r *Retriever) lexical(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, n int) ([]Passage, error) {
+// The index's sight, when it gives one, goes to note.
+func (r *Retriever) lexical(ctx context.Context, userID uuid.UUID, q string, paperIDs []uuid.UUID, n int, note *sightNote) ([]Passage, error) {
+	defer note.set(nil) // none was given
 	if !r.capped {
-		out, err := r.lex.search(ctx, userID, q, paperIDs, n)
+		out, err := r.lex.search(ctx, userID, q, paperIDs, n, note)
 		if !errors.Is(err, errUnsupported) && !errors.Is(err, errNotReady) {
 			return out, err
 		}
@@ -142,23 +144,25 @@ func AnyWords(text string) string {
 func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq, exclude string, paperIDs []uuid.UUID, limit int) ([]Passage, error) {
 	n := candidates(limit)
 	if r.embedder == nil || r.vectors == nil {
-		lexical, err := r.lexical(ctx, userID, q, paperIDs, n)
+		lexical, err := r.lexical(ctx, userID, q, paperIDs, n, nil)
 		if err != nil {
 			return nil, err
 		}
 		return lexical[:min(limit, len(lexical))], nil
 	}
-	// The two rankings share nothing until fusion: read them at once.
+	// The two rankings share only the lexical index's sight until fusion: read
+	// them at once.
 	var lexical, similar []Passage
+	note := newSightNote()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		var err error
-		lexical, err = r.lexical(gctx, userID, q, paperIDs, n)
+		lexical, err = r.lexical(gctx, userID, q, paperIDs, n, note)
 		return err
 	})
 	g.Go(func() error {
 		var err error
-		similar, err = r.similar(gctx, userID, vq, exclude, paperIDs, n)
+		similar, err = r.similar(gctx, userID, vq, exclude, paperIDs, n, note)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -168,8 +172,9 @@ func (r *Retriever) search(ctx context.Context, userID uuid.UUID, q, vq, exclude
 }
 
 // similar is the vector ranking: the n passages nearest q that userID may see and
-// that the negations of exclude, a web-search query, do not rule out.
-func (r *Retriever) similar(ctx context.Context, userID uuid.UUID, q, exclude string, paperIDs []uuid.UUID, n int) ([]Passage, error) {
+// that the negations of exclude, a web-search query, do not rule out. Who may see
+// what is read from note's sight when the lexical ranking gives one.
+func (r *Retriever) similar(ctx context.Context, userID uuid.UUID, q, exclude string, paperIDs []uuid.UUID, n int, note *sightNote) ([]Passage, error) {
 	emb, err := r.embedder.Embed(ctx, []string{q})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve: embed the question: %w", err)
@@ -192,7 +197,11 @@ func (r *Retriever) similar(ctx context.Context, userID uuid.UUID, q, exclude st
 		if err != nil {
 			return nil, fmt.Errorf("retrieve: %w", err)
 		}
-		if out, err = r.visible(ctx, userID, hits); err != nil {
+		seen, err := note.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = r.visible(ctx, userID, hits, seen); err != nil {
 			return nil, err
 		}
 		if ruledOut != "" {
@@ -255,8 +264,9 @@ func candidates(limit int) int { return max(2*limit, 50) }
 
 // visible returns, in the hits' order, the hits whose paper userID may see, by id
 // and paper only (Search and SearchQuestion read the details of the passages they
-// return).
-func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vectorstore.Hit) ([]Passage, error) {
+// return). The papers s knows are judged by it (s may be nil); the others are
+// asked of PostgreSQL.
+func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vectorstore.Hit, s *sight) ([]Passage, error) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
@@ -268,13 +278,29 @@ func (r *Retriever) visible(ctx context.Context, userID uuid.UUID, hits []vector
 			paperIDs = append(paperIDs, h.PaperID)
 		}
 	}
-	ok, err := papers.New(r.pool).VisibleIDs(ctx, userID, paperIDs)
-	if err != nil {
-		return nil, fmt.Errorf("retrieve: vector hits: %w", err)
+	may := make(map[uuid.UUID]bool, len(paperIDs))
+	ask := paperIDs
+	if s != nil {
+		public := s.index.Public(paperIDs)
+		ask = nil
+		for _, id := range paperIDs {
+			everyone, known := public[id]
+			switch {
+			case !known:
+				ask = append(ask, id)
+			case everyone || s.private[id]:
+				may[id] = true
+			}
+		}
 	}
-	may := make(map[uuid.UUID]bool, len(ok))
-	for _, id := range ok {
-		may[id] = true
+	if len(ask) > 0 {
+		ok, err := papers.New(r.pool).VisibleIDs(ctx, userID, ask)
+		if err != nil {
+			return nil, fmt.Errorf("retrieve: vector hits: %w", err)
+		}
+		for _, id := range ok {
+			may[id] = true
+		}
 	}
 	out := make([]Passage, 0, len(hits))
 	for _, h := range hits {

@@ -215,13 +215,13 @@ func TestASearchDoesNotWaitForTheIndexToLoad(t *testing.T) {
 	_, chunks := b.paper(t, nil, "reciprocal rank fusion of lexical and dense rankings")
 	r := New(b.pool, nil, nil)
 	r.lex.mu.Lock() // the load cannot start its work
-	out, err := r.lexical(ctx, b.ann, "rank fusion", nil, 10)
+	out, err := r.lexical(ctx, b.ann, "rank fusion", nil, 10, nil)
 	require.NoError(t, err)
 	require.Equal(t, chunks, chunkIDs(out), "answered without the index")
 	require.False(t, r.lex.ready.Load())
 	r.lex.mu.Unlock()
 	require.Eventually(t, r.lex.ready.Load, 10*time.Second, 10*time.Millisecond, "the load went on in the background")
-	out, err = r.lexical(ctx, b.ann, "rank fusion", nil, 10)
+	out, err = r.lexical(ctx, b.ann, "rank fusion", nil, 10, nil)
 	require.NoError(t, err)
 	require.Equal(t, chunks, chunkIDs(out))
 }

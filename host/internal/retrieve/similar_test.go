@@ -72,6 +72,70 @@ func TestVectorRankingLooksPastOthersPrivatePassages(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, annFinds, 5)
 	require.Equal(t, private, annFinds[0].PaperID, "ann's own passages are nearest for her")
+
+	// The vector ranking reads who may see what from the lexical index, which a
+	// change of visibility reaches before the next search.
+	r := New(pool, fixed{}, vectors)
+	share := func(visibility string) {
+		_, err := pool.Exec(ctx, `UPDATE papers SET visibility = $2 WHERE id = $1`, private, visibility)
+		require.NoError(t, err)
+	}
+	share("public")
+	found, err = r.Search(ctx, bob, "zzzz", nil, 5)
+	require.NoError(t, err)
+	require.Len(t, found, 5)
+	require.Equal(t, private, found[0].PaperID, "shared with everyone, ann's notes are nearest for bob too")
+	share("private")
+	found, err = r.Search(ctx, bob, "zzzz", nil, 5)
+	require.NoError(t, err)
+	require.Len(t, found, 1, "private again, bob sees the public passage only")
+	require.Equal(t, public, found[0].PaperID)
+}
+
+// TestTheSightJudgesThePapersTheIndexHolds: the vector ranking's hits are kept by
+// the lexical index's sight where it knows the paper (public, or private and the
+// caller's) and asked of PostgreSQL where it does not.
+func TestTheSightJudgesThePapersTheIndexHolds(t *testing.T) {
+	t.Parallel()
+	pool, user, public := userAndPublicPaper(t, "Spacing effects")
+	ctx := context.Background()
+	var other uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('bob@example.org') RETURNING id`).Scan(&other))
+	paper := func(owner uuid.UUID) uuid.UUID {
+		var id uuid.UUID
+		require.NoError(t, pool.QueryRow(ctx, `
+			INSERT INTO papers (title, source, visibility, discovered_by) VALUES ('notes', 'upload', 'private', $1) RETURNING id`, owner).Scan(&id))
+		_, err := pool.Exec(ctx, `INSERT INTO user_library (user_id, paper_id, added_via) VALUES ($1, $2, 'upload')`, owner, id)
+		require.NoError(t, err)
+		return id
+	}
+	mine, theirs, unindexedTheirs := paper(user), paper(other), paper(other)
+	// The index holds a paper PostgreSQL has never heard of, as public: only the
+	// sight can let it through.
+	indexedOnly := uuid.New()
+	index := bm25.New()
+	for id, everyone := range map[uuid.UUID]bool{mine: false, theirs: false, indexedOnly: true} {
+		index.AppendPapers([]bm25.Paper{{ID: id, Public: everyone, Passages: []bm25.Passage{{ID: uuid.New(), PaperID: id}}}})
+	}
+	s := &sight{index: index, private: map[uuid.UUID]bool{mine: true}}
+	hits := []vectorstore.Hit{{ChunkID: uuid.New(), PaperID: theirs}, {ChunkID: uuid.New(), PaperID: indexedOnly},
+		{ChunkID: uuid.New(), PaperID: unindexedTheirs}, {ChunkID: uuid.New(), PaperID: mine}, {ChunkID: uuid.New(), PaperID: public}}
+	r := New(pool, nil, nil)
+	got, err := r.visible(ctx, user, hits, s)
+	require.NoError(t, err)
+	var kept []uuid.UUID
+	for _, p := range got {
+		kept = append(kept, p.PaperID)
+	}
+	require.Equal(t, []uuid.UUID{indexedOnly, mine, public}, kept, "the index's judgement, then PostgreSQL's for the papers it lacks")
+
+	got, err = r.visible(ctx, user, hits, nil)
+	require.NoError(t, err)
+	kept = kept[:0]
+	for _, p := range got {
+		kept = append(kept, p.PaperID)
+	}
+	require.Equal(t, []uuid.UUID{mine, public}, kept, "without a sight PostgreSQL judges every paper")
 }
 
 // A search that excludes a word excludes it from the vector ranking too: the
