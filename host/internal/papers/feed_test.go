@@ -208,9 +208,9 @@ func TestLibrarySortKeysFollowThePaper(t *testing.T) {
 	require.Equal(t, survivor, walk(t, st, user, FeedParams{Sort: SortTitle})[0])
 }
 
-// TestCorpusPagesMergeThePublicAndTheCallersPrivatePapers: a corpus page merges
-// the public papers with the caller's own private ones in every sort, walking
-// past other users' private uploads however new they are (corpusPageSQL).
+// TestCorpusPagesMergeThePublicAndTheCallersPrivatePapers: a corpus page holds
+// the public papers and the caller's own private ones in every sort, walking past
+// other users' private uploads however new they are.
 func TestCorpusPagesMergeThePublicAndTheCallersPrivatePapers(t *testing.T) {
 	t.Parallel()
 	st, user, rows := seedFeed(t)
@@ -255,8 +255,8 @@ func TestCorpusPagesMergeThePublicAndTheCallersPrivatePapers(t *testing.T) {
 			return cmp.Or(strings.Compare(strings.ToLower(a.title), strings.ToLower(b.title)), byID(a, b))
 		},
 	}
-	// A library row that disagreed with its public paper would put the paper on
-	// both sides of the page: it is still listed once.
+	// A library row that disagreed with its public paper changes nothing: the
+	// paper is listed once.
 	_, err := st.pool.Exec(ctx, `UPDATE user_library SET paper_public = false WHERE user_id = $1 AND paper_id = $2`, user, rows[1].id)
 	require.NoError(t, err)
 	var stale bool

@@ -264,9 +264,6 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 			JOIN papers p ON p.id = ul.paper_id
 			LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id` + orderBy
 	}
-	if p.Scope == ScopeCorpus {
-		sql = corpusPageSQL(order, where, orderBy, limit)
-	}
 	rows, err := st.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return Page{}, fmt.Errorf("papers: feed: %w", err)
@@ -294,27 +291,6 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 		page.Items = append(page.Items, r.it)
 	}
 	return page, nil
-}
-
-// corpusPageSQL is a page of the corpus: the page of the public papers (read in
-// order from an index of them alone, migration 0026) merged with the page of the
-// caller's private ones (their few private library rows), each page chosen by
-// the view's where, then read whole. Filtered in one scan, the newest papers of
-// the corpus were walked past one by one when they were others' private uploads
-// (about 2 ms a page with 400 of them). The private side trusts the library row's
-// paper_public (migration 0025) and does not test the paper again, which would
-// lead the planner to read every private paper of the instance first; UNION
-// keeps a paper once should a row ever disagree with its paper.
-func corpusPageSQL(order feedOrder, where, orderBy, limit string) string {
-	side := func(from, filter string) string {
-		return `(SELECT p.id, ` + order.key + ` AS key FROM ` + from + itemJoins + `
-			WHERE ` + filter + where + orderBy + ` LIMIT ` + limit + `)`
-	}
-	outer := strings.NewReplacer(order.key, "page.key", order.id, "page.id").Replace(orderBy)
-	return `SELECT ` + itemColumns + `, page.key FROM (` +
-		side(`papers p`, publicPredicate) + ` UNION ` +
-		side(`user_library pl JOIN papers p ON p.id = pl.paper_id`, `pl.user_id = $1 AND NOT pl.paper_public`) + `) page
-		JOIN papers p ON p.id = page.id` + itemJoins + outer + ` LIMIT ` + limit
 }
 
 // feedFilter returns the FROM and WHERE of the papers p selects for userID (its
