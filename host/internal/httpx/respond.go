@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"testing"
 
 	gojson "github.com/goccy/go-json"
@@ -145,9 +146,6 @@ func ClientGone(r *http.Request) bool {
 
 // JSON writes v with the given status.
 func JSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
 	var b bytes.Buffer
 	enc := gojson.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -156,8 +154,15 @@ func JSON(w http.ResponseWriter, status int, v any) {
 		sameAsEncodingJSON(v, b.Bytes(), err)
 	}
 	if err != nil {
-		return // as with encoding/json: the status is sent, the body is empty
+		b.Reset() // as with encoding/json: the status is sent, the body is empty
 	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// The whole body is known: its length goes with it, and the response is not
+	// sent in chunked encoding.
+	h.Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -101,4 +102,36 @@ func TestTheJSONCheckCatchesADifference(t *testing.T) {
 	require.Panics(t, func() { sameAsEncodingJSON(math.NaN(), []byte("NaN\n"), nil) })
 	require.NotPanics(t, func() { sameAsEncodingJSON(math.NaN(), nil, errors.New("refused")) })
 	require.NotPanics(t, func() { sameAsEncodingJSON(map[string]int{"a": 1}, []byte(`{"a":1}`+"\n"), nil) })
+}
+
+// TestJSONSendsItsLength: a JSON response carries its length and is not chunked,
+// whatever its size, and an empty body is said to be empty.
+func TestJSONSendsItsLength(t *testing.T) {
+	big := make([]string, 5000)
+	for i := range big {
+		big[i] = "card"
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/nan" {
+			JSON(w, http.StatusOK, math.NaN()) // refused by the encoder
+			return
+		}
+		JSON(w, http.StatusCreated, map[string]any{"items": big})
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	require.Greater(t, len(body), 30_000)
+	require.Equal(t, int64(len(body)), resp.ContentLength)
+	require.Empty(t, resp.TransferEncoding)
+
+	resp, err = http.Get(srv.URL + "/nan")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Zero(t, resp.ContentLength)
 }
