@@ -56,6 +56,14 @@ func seedFeed(t *testing.T) (*Store, uuid.UUID, []feedRow) {
 	return New(pool), user, rows
 }
 
+// seedFeedAndBob is seedFeed with a second user, Bob, who has nothing yet.
+func seedFeedAndBob(t *testing.T) (st *Store, ann, bob uuid.UUID, rows []feedRow) {
+	t.Helper()
+	st, ann, rows = seedFeed(t)
+	require.NoError(t, st.pool.QueryRow(context.Background(), `INSERT INTO users (email) VALUES ('bob@example.org') RETURNING id`).Scan(&bob))
+	return st, ann, bob, rows
+}
+
 // walk pages through the feed two items at a time and returns the ids in order.
 func walk(t *testing.T, st *Store, user uuid.UUID, p FeedParams) []uuid.UUID {
 	t.Helper()
@@ -76,6 +84,17 @@ func walk(t *testing.T, st *Store, user uuid.UUID, p FeedParams) []uuid.UUID {
 	return nil
 }
 
+// feedOrders are the feed's sorts, written over feedRow.
+var feedOrders = map[string]func(a, b feedRow) int{
+	SortAdded: func(a, b feedRow) int { return cmp.Or(b.added.Compare(a.added), byID(b, a)) },
+	SortYear:  func(a, b feedRow) int { return cmp.Or(dateKey(b).Compare(dateKey(a)), byID(b, a)) },
+	SortTitle: func(a, b feedRow) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.title), strings.ToLower(b.title)), byID(a, b))
+	},
+}
+
+func byID(a, b feedRow) int { return strings.Compare(a.id.String(), b.id.String()) }
+
 func dateKey(r feedRow) time.Time {
 	if r.date == nil {
 		return time.Time{}
@@ -86,16 +105,8 @@ func dateKey(r feedRow) time.Time {
 func TestFeedSortsWalkEveryRowOnceInOrder(t *testing.T) {
 	t.Parallel()
 	st, user, rows := seedFeed(t)
-	byID := func(a, b feedRow) int { return strings.Compare(a.id.String(), b.id.String()) }
-	orders := map[string]func(a, b feedRow) int{
-		SortAdded: func(a, b feedRow) int { return cmp.Or(b.added.Compare(a.added), byID(b, a)) },
-		SortYear:  func(a, b feedRow) int { return cmp.Or(dateKey(b).Compare(dateKey(a)), byID(b, a)) },
-		SortTitle: func(a, b feedRow) int {
-			return cmp.Or(strings.Compare(strings.ToLower(a.title), strings.ToLower(b.title)), byID(a, b))
-		},
-	}
 	for _, scope := range []string{ScopeLibrary, ScopeCorpus} {
-		for sort, order := range orders {
+		for sort, order := range feedOrders {
 			t.Run(scope+"/"+sort, func(t *testing.T) {
 				want := slices.Clone(rows)
 				slices.SortFunc(want, order)
@@ -213,10 +224,8 @@ func TestLibrarySortKeysFollowThePaper(t *testing.T) {
 // other users' private uploads however new they are.
 func TestCorpusPagesMergeThePublicAndTheCallersPrivatePapers(t *testing.T) {
 	t.Parallel()
-	st, user, rows := seedFeed(t)
+	st, user, other, rows := seedFeedAndBob(t)
 	ctx := context.Background()
-	var other uuid.UUID
-	require.NoError(t, st.pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('bob@example.org') RETURNING id`).Scan(&other))
 	base := rows[0].added
 	paper := func(title string, owner *uuid.UUID, visibility string, at time.Time, d *time.Time) feedRow {
 		t.Helper()
@@ -247,14 +256,6 @@ func TestCorpusPagesMergeThePublicAndTheCallersPrivatePapers(t *testing.T) {
 	orphan := paper("an instance feed's paper", nil, "private", base.Add(30*time.Minute), date(2020, 1, 1))
 	visible := append(append(slices.Clone(rows), mine...), orphan)
 
-	byID := func(a, b feedRow) int { return strings.Compare(a.id.String(), b.id.String()) }
-	orders := map[string]func(a, b feedRow) int{
-		SortAdded: func(a, b feedRow) int { return cmp.Or(b.added.Compare(a.added), byID(b, a)) },
-		SortYear:  func(a, b feedRow) int { return cmp.Or(dateKey(b).Compare(dateKey(a)), byID(b, a)) },
-		SortTitle: func(a, b feedRow) int {
-			return cmp.Or(strings.Compare(strings.ToLower(a.title), strings.ToLower(b.title)), byID(a, b))
-		},
-	}
 	// A library row that disagreed with its public paper changes nothing: the
 	// paper is listed once.
 	_, err := st.pool.Exec(ctx, `UPDATE user_library SET paper_public = false WHERE user_id = $1 AND paper_id = $2`, user, rows[1].id)
@@ -262,7 +263,7 @@ func TestCorpusPagesMergeThePublicAndTheCallersPrivatePapers(t *testing.T) {
 	var stale bool
 	require.NoError(t, st.pool.QueryRow(ctx, `SELECT NOT paper_public FROM user_library WHERE user_id = $1 AND paper_id = $2`, user, rows[1].id).Scan(&stale))
 	require.True(t, stale)
-	for sort, order := range orders {
+	for sort, order := range feedOrders {
 		want := slices.Clone(visible)
 		slices.SortFunc(want, order)
 		var wantIDs []uuid.UUID

@@ -13,10 +13,8 @@ import (
 // count.
 func TestThumbsOf(t *testing.T) {
 	t.Parallel()
-	st, ann, rows := seedFeed(t)
+	st, ann, bob, rows := seedFeedAndBob(t)
 	ctx := context.Background()
-	var bob uuid.UUID
-	require.NoError(t, st.pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('bob@example.org') RETURNING id`).Scan(&bob))
 	up, down, changed, none := rows[0].id, rows[1].id, rows[2].id, rows[3].id
 	require.NoError(t, GiveFeedbackTx(ctx, st.pool, ann, up, true, FeedbackPulse, ""))
 	require.NoError(t, GiveFeedbackTx(ctx, st.pool, ann, down, false, FeedbackDismiss, ""))
