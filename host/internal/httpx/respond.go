@@ -167,10 +167,9 @@ func JSON(w http.ResponseWriter, status int, v any) {
 }
 
 // sameAsEncodingJSON panics when body (or err) is not what encoding/json writes
-// for v.
-// Responses are encoded by goccy/go-json, three times faster than encoding/json
-// on the due queue's 50 cards (0.24 against 0.75 ms) and promised to write the
-// same bytes; every response of every test binary is checked against it here.
+// for v. Responses are encoded by goccy/go-json, three times faster than
+// encoding/json on the due queue's 50 cards (0.24 against 0.75 ms) and promised
+// to write the same bytes; every response of every test binary is checked here.
 func sameAsEncodingJSON(v any, body []byte, err error) {
 	var want bytes.Buffer
 	enc := json.NewEncoder(&want)
