@@ -80,6 +80,11 @@ const projectColumns = `p.id::text, p.name, coalesce(p.description, ''), p.statu
 	p.created_at, p.updated_at,
 	(SELECT to_char(min(m.due_date), 'YYYY-MM-DD') FROM milestones m WHERE m.project_id = p.id AND m.completed_at IS NULL)`
 
+// listProjectsSQL lists an owner's ($1) projects, of one status ($2) or all (''),
+// archived last, most recently changed first.
+const listProjectsSQL = `SELECT ` + projectColumns + ` FROM projects p
+	WHERE p.user_id = $1 AND ($2 = '' OR p.status = $2) ORDER BY p.status = 'archived', p.updated_at DESC`
+
 func scanProject(row pgx.Row) (Project, error) {
 	var p Project
 	err := row.Scan(&p.ID, &p.Name, &p.Description, &p.Status, &p.Deadline, &p.Color, &p.OpenTasks, &p.Papers,
@@ -119,8 +124,7 @@ func notFound(err error) error {
 // Projects returns the owner's projects, archived last, most recently changed first;
 // status, when not empty, keeps one status.
 func (s *Store) Projects(ctx context.Context, owner uuid.UUID, status string) ([]Project, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+projectColumns+` FROM projects p
-		WHERE p.user_id = $1 AND ($2 = '' OR p.status = $2) ORDER BY p.status = 'archived', p.updated_at DESC`, owner, status)
+	rows, err := s.pool.Query(ctx, listProjectsSQL, owner, status)
 	if err != nil {
 		return nil, fmt.Errorf("projects: list: %w", err)
 	}
