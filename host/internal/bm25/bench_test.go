@@ -15,6 +15,7 @@ import (
 // retrieve's BenchmarkHybridSearch: 100k passages of 120 words drawn from a
 // Zipf(1.1) vocabulary of 20k words, 20 passages a paper, all public. "common"
 // asks for the three most frequent words (every one of their matches is scored),
+// "common-and-rarer" for a frequent word and a rarer one, as most searches do,
 // "selective" for either of two rare ones, "question" ORs eight words as SearchQuestion
 // does. It logs the build time and the heap the index holds.
 func BenchmarkSearch(b *testing.B) {
@@ -52,6 +53,7 @@ func BenchmarkSearch(b *testing.B) {
 	for _, q := range []struct{ name, text string }{
 		{"selective", fmt.Sprintf("'%s' | '%s'", vocab[15_001], vocab[17_003])},
 		{"common", fmt.Sprintf("'%s' & '%s' & '%s'", vocab[1], vocab[2], vocab[3])},
+		{"common-and-rarer", fmt.Sprintf("'%s' & '%s'", vocab[5], vocab[2000])},
 		{"question", fmt.Sprintf("'%s' | '%s' | '%s' | '%s' | '%s' | '%s' | '%s' | '%s'",
 			vocab[0], vocab[4], vocab[30], vocab[200], vocab[900], vocab[3000], vocab[8000], vocab[12000])},
 	} {

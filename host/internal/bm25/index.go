@@ -19,10 +19,10 @@ package bm25
 import (
 	"bytes"
 	"container/heap"
-	"math"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 )
@@ -75,6 +75,9 @@ type Index struct {
 	// and each one's accumulators take 16 bytes a passage.
 	scratch sync.Pool
 	slots   chan struct{}
+	// gen counts the writes, so that what a search works out from the postings
+	// (postings.public) is known to be current.
+	gen uint64
 }
 
 // postings lists the passages holding one lexeme, by ascending ordinal, with the
@@ -83,6 +86,14 @@ type Index struct {
 type postings struct {
 	docs  []uint32
 	freqs []uint8
+	// public caches how many of docs are live passages of public papers, as of
+	// the index's gen: searches fill it under the read lock.
+	public atomic.Pointer[countAt]
+}
+
+type countAt struct {
+	gen uint64
+	n   int
 }
 
 type paperSlot struct {
@@ -124,6 +135,7 @@ func (ix *Index) Public(ids []uuid.UUID) map[uuid.UUID]bool {
 func (ix *Index) ReplacePapers(papers []Paper) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.gen++
 	for _, p := range papers {
 		ix.replace(p)
 	}
@@ -137,6 +149,7 @@ func (ix *Index) ReplacePapers(papers []Paper) {
 func (ix *Index) AppendPapers(papers []Paper) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.gen++
 	for _, p := range papers {
 		slot, ok := ix.slot(p)
 		if !ok {
@@ -274,8 +287,7 @@ type scratch struct {
 	score   []float64 // by ordinal
 	mask    []uint64  // by ordinal: the query's terms the passage holds
 	touched []uint32  // ordinals whose mask is not zero
-	sees    []bool    // by paper slot: the caller may see the paper
-	allowed []bool    // by paper slot: sees, and within SearchParams.Only
+	allowed []bool    // by paper slot: the caller may see the paper, within SearchParams.Only
 }
 
 // Search ranks every allowed passage matching q by BM25 over q's terms outside
@@ -298,36 +310,36 @@ func (ix *Index) Search(q *Query, p SearchParams) ([]Hit, error) {
 }
 
 // rank returns the best p.Limit passages that surely match q, best first, and
-// those that match if q's phrases hold.
+// those that match if q's phrases hold. A query whose matches all hold some term
+// (every query websearch_to_tsquery makes of words, which it ANDs) is ranked from
+// that term's passages alone (rankRequired) when they are few beside the
+// others'; any query can be ranked from every passage holding any of its terms
+// (rankUnion).
 func (ix *Index) rank(q *Query, p SearchParams) (sure, unsure []Hit) {
 	ix.slots <- struct{}{}
 	defer func() { <-ix.slots }()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	lists, lead, none := ix.lead(q)
+	switch {
+	case none:
+		return []Hit{}, nil
+	case lead >= 0:
+		return ix.rankRequired(q, p, lists, lead)
+	}
+	return ix.rankUnion(q, p)
+}
+
+// rankUnion is rank for any query: it scores every allowed passage holding any
+// of the query's terms.
+func (ix *Index) rankUnion(q *Query, p SearchParams) (sure, unsure []Hit) {
 	s := ix.getScratch()
 	defer ix.scratch.Put(s)
-	docs, length := ix.view(p, s)
-	ix.accumulate(q, s, docs, length)
-	m := newMatcher(q)
-	var best hitHeap
-	visit := func(d uint32) {
-		switch m.match(s.mask[d]) {
-		case matchSure:
-			score := s.score[d]
-			if best.Len() == p.Limit && score < best[0].Score {
-				return
-			}
-			hit := ix.hit(d, score)
-			if best.Len() < p.Limit {
-				heap.Push(&best, hit)
-			} else if better(hit, best[0]) {
-				best[0] = hit
-				heap.Fix(&best, 0)
-			}
-		case matchUnsure:
-			unsure = append(unsure, ix.hit(d, s.score[d]))
-		}
-	}
+	v := ix.callerView(p)
+	ix.view(p, v, s)
+	ix.accumulate(q, s, v)
+	k := newKeeper(ix, q, p.Limit)
+	visit := func(d uint32) { k.offer(d, s.mask[d], s.score[d]) }
 	if q.matchesNone {
 		for d, slot := range ix.paperOf {
 			if slot >= 0 && s.allowed[slot] {
@@ -343,7 +355,40 @@ func (ix *Index) rank(q *Query, p SearchParams) (sure, unsure []Hit) {
 		s.score[d], s.mask[d] = 0, 0
 	}
 	s.touched = s.touched[:0]
-	return best.sorted(), unsure
+	return k.best.sorted(), k.unsure
+}
+
+// keeper keeps, of the passages offered, the best limit that surely match and
+// every one that matches if the query's phrases hold.
+type keeper struct {
+	ix     *Index
+	m      *matcher
+	limit  int
+	best   hitHeap
+	unsure []Hit
+}
+
+func newKeeper(ix *Index, q *Query, limit int) *keeper {
+	return &keeper{ix: ix, m: newMatcher(q), limit: limit}
+}
+
+// offer considers passage d, holding the query's terms of mask, at score.
+func (k *keeper) offer(d uint32, mask uint64, score float64) {
+	switch k.m.match(mask) {
+	case matchSure:
+		if k.best.Len() == k.limit && score < k.best[0].Score {
+			return
+		}
+		hit := k.ix.hit(d, score)
+		if k.best.Len() < k.limit {
+			heap.Push(&k.best, hit)
+		} else if better(hit, k.best[0]) {
+			k.best[0] = hit
+			heap.Fix(&k.best, 0)
+		}
+	case matchUnsure:
+		k.unsure = append(k.unsure, k.ix.hit(d, score))
+	}
 }
 
 func (ix *Index) getScratch() *scratch {
@@ -355,45 +400,24 @@ func (ix *Index) getScratch() *scratch {
 		s.score = make([]float64, len(ix.ids)+len(ix.ids)/8)
 		s.mask = make([]uint64, len(s.score))
 	}
-	if len(s.sees) < len(ix.papers) {
-		s.sees = make([]bool, len(ix.papers)+len(ix.papers)/8)
-		s.allowed = make([]bool, len(s.sees))
+	if len(s.allowed) < len(ix.papers) {
+		s.allowed = make([]bool, len(ix.papers)+len(ix.papers)/8)
 	}
 	return s
 }
 
-// view fills s.sees and s.allowed for the caller of p, and returns the number
-// and total length of the live passages the caller may see: the collection
-// whose statistics score the search.
-func (ix *Index) view(p SearchParams, s *scratch) (docs int, length int64) {
-	docs, length = ix.publicDocs, ix.publicLength
+// view fills s.allowed for the caller v of p.
+func (ix *Index) view(p SearchParams, v callerView, s *scratch) {
 	for slot := range ix.papers {
-		s.sees[slot] = ix.papers[slot].public
+		s.allowed[slot] = v.allowed(ix, int32(slot), p.Only)
 	}
-	for _, id := range p.Private {
-		slot, ok := ix.slotOf[id]
-		if !ok || s.sees[slot] {
-			continue
-		}
-		s.sees[slot] = true
-		docs += len(ix.papers[slot].docs)
-		length += ix.papers[slot].length
-	}
-	for slot := range ix.papers {
-		s.allowed[slot] = s.sees[slot] && (p.Only == nil || p.Only[ix.papers[slot].id])
-	}
-	return docs, length
 }
 
 // accumulate adds each allowed passage's BM25 score over q's scored terms into
 // s.score and the terms it holds into s.mask, listing the passages touched. A
 // term's document frequency counts the passages the caller may see.
-func (ix *Index) accumulate(q *Query, s *scratch, docs int, length int64) {
-	n := float64(docs)
-	avgdl := 1.0
-	if docs > 0 {
-		avgdl = max(float64(length)/n, 1)
-	}
+func (ix *Index) accumulate(q *Query, s *scratch, v callerView) {
+	c0, c1 := lengthNorm(v.docs, v.length)
 	paperOf, lengths, score, mask := ix.paperOf, ix.length, s.score, s.mask
 	for t, lexeme := range q.Terms {
 		pl := ix.postings[lexeme]
@@ -412,15 +436,7 @@ func (ix *Index) accumulate(q *Query, s *scratch, docs int, length int64) {
 			}
 			continue
 		}
-		df := 0
-		for _, d := range pl.docs {
-			if slot := paperOf[d]; slot >= 0 && s.sees[slot] {
-				df++
-			}
-		}
-		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
-		// BM25's term weight is idf·tf·(k1+1) / (tf + k1·(1−b) + k1·b·len/avgdl).
-		c0, c1 := k1*(1-b), k1*b/avgdl
+		idf := ix.idf(pl, v)
 		for j, d := range pl.docs {
 			if slot := paperOf[d]; slot < 0 || !s.allowed[slot] {
 				continue
@@ -429,8 +445,7 @@ func (ix *Index) accumulate(q *Query, s *scratch, docs int, length int64) {
 				s.touched = append(s.touched, d)
 			}
 			mask[d] |= bit
-			tf := float64(pl.freqs[j])
-			score[d] += idf * tf * (k1 + 1) / (tf + c0 + c1*float64(lengths[d]))
+			score[d] += bm25(idf, float64(pl.freqs[j]), c0, c1, lengths[d])
 		}
 	}
 }

@@ -28,6 +28,9 @@ type Query struct {
 	Phrase bool
 	// matchesNone says a passage holding none of the terms matches (!a).
 	matchesNone bool
+	// required has the bits of the terms every matching passage holds
+	// (node.required).
+	required uint64
 }
 
 type nodeKind int
@@ -72,7 +75,32 @@ func ParseQuery(s string) (*Query, error) {
 	q.scored = make([]bool, len(q.Terms))
 	markScored(root, q.scored, false)
 	q.matchesNone = root.upper(0)
+	q.required = root.required()
 	return q, nil
+}
+
+// required returns the bits of the terms a passage must hold to match n, even
+// read loosely (upper): a term's own; any child's of an AND or a phrase; those
+// of every alternative of an OR; none under a negation.
+func (n *node) required() uint64 {
+	switch n.kind {
+	case nodeTerm:
+		return 1 << n.term
+	case nodeNot:
+		return 0
+	case nodeOr:
+		all := ^uint64(0)
+		for _, c := range n.children {
+			all &= c.required()
+		}
+		return all
+	default: // and, phrase
+		var any uint64
+		for _, c := range n.children {
+			any |= c.required()
+		}
+		return any
+	}
 }
 
 func markScored(n *node, scored []bool, negated bool) {
