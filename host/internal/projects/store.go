@@ -80,8 +80,8 @@ const projectColumns = `p.id::text, p.name, coalesce(p.description, ''), p.statu
 	p.created_at, p.updated_at,
 	(SELECT to_char(min(m.due_date), 'YYYY-MM-DD') FROM milestones m WHERE m.project_id = p.id AND m.completed_at IS NULL)`
 
-// listProjectsSQL lists an owner's ($1) projects, of one status ($2) or all (”),
-// archived last, most recently changed first.
+// listProjectsSQL lists an owner's ($1) projects, of one status ($2) or of all
+// (an empty $2), archived last, most recently changed first.
 const listProjectsSQL = `SELECT ` + projectColumns + ` FROM projects p
 	WHERE p.user_id = $1 AND ($2 = '' OR p.status = $2) ORDER BY p.status = 'archived', p.updated_at DESC`
 
