@@ -366,9 +366,14 @@ func (b bags) draw(rng *rand.Rand, v []float32) {
 
 // wordsQuery is a search of a few words as the lexical embedding makes it: two or
 // three nonzero components.
-func wordsQuery(rng *rand.Rand, dim int) []float32 {
+func wordsQuery(rng *rand.Rand, dim int) []float32 { return componentsQuery(rng, dim, 2+rng.IntN(2)) }
+
+// componentsQuery is a sparse query of n nonzero components at most (n draws;
+// two may fall on one component): a longer search, whose words and pairs of
+// adjacent words the lexical embedding each gives a component.
+func componentsQuery(rng *rand.Rand, dim, n int) []float32 {
 	q := make([]float32, dim)
-	for range 2 + rng.IntN(2) {
+	for range n {
 		q[rng.IntN(dim)] = float32(1 + rng.Float64())
 	}
 	return normalised(q)

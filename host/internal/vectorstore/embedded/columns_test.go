@@ -105,15 +105,19 @@ func keys[V any](m map[int]V) []int {
 
 // TestSparseSearchWithColumnsAfterDeletes compares a partition's sparse searches
 // with its columns kept and with none (the codes read at a stride), after deletes
-// moved rows and replacements rewrote others, on more rows than one block holds.
+// moved rows and replacements rewrote others, on more rows than one block holds,
+// for queries of 2 to 10 components.
 func TestSparseSearchWithColumnsAfterDeletes(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(35, 36))
 	p := datasetPartition(t, 3*exactBelow/2, rng, bags{words: 60})
 	require.NoError(t, p.floats.flush())
-	queries := make([][]float32, 10)
+	queries := make([][]float32, 16)
 	for i := range queries {
 		queries[i] = wordsQuery(rng, p.dim)
+		if i%2 == 1 { // columns added four at a time, and the rest one by one
+			queries[i] = componentsQuery(rng, p.dim, 4+rng.IntN(7))
+		}
 	}
 	for _, q := range queries { // keep their columns
 		mustSearch(t, p, q, 20)

@@ -396,20 +396,35 @@ func (p *partition) scanSparse(q query, depth int, only map[uuid.UUID]bool, top 
 	}
 	acc := (*accp)[:c.len()]
 	clear(acc)
+	// Kept columns are added four at a time, so that each pass over the sums
+	// reads and writes them once for four components.
+	var kept [][][]byte
+	var keptQ []int32
 	for _, j := range q.nz {
 		qc := int32(int8(q.codes[j]))
-		col := c.column(j)
+		if col := c.column(j); col != nil {
+			kept, keptQ = append(kept, col), append(keptQ, qc)
+			continue
+		}
 		for b, block := range c.blocks {
 			first := b * c.blockRows
 			part := acc[first:min(first+c.blockRows, len(acc))]
-			if col != nil {
-				for r, x := range col[b][:len(part)] {
-					part[r] += qc * int32(int8(x))
-				}
-				continue
-			}
 			for r, o := 0, j; r < len(part); r, o = r+1, o+c.dim {
 				part[r] += qc * int32(int8(block[o]))
+			}
+		}
+	}
+	for b := range c.blocks {
+		first := b * c.blockRows
+		part := acc[first:min(first+c.blockRows, len(acc))]
+		i := 0
+		for ; i+4 <= len(kept); i += 4 {
+			addColumns4(part, kept[i][b], kept[i+1][b], kept[i+2][b], kept[i+3][b], keptQ[i:i+4])
+		}
+		for ; i < len(kept); i++ {
+			qc := keptQ[i]
+			for r, x := range kept[i][b][:len(part)] {
+				part[r] += qc * int32(int8(x))
 			}
 		}
 	}
@@ -423,6 +438,16 @@ func (p *partition) scanSparse(q query, depth int, only map[uuid.UUID]bool, top 
 			continue
 		}
 		pushTop(top, depth, i, score)
+	}
+}
+
+// addColumns4 adds to each sum the products of four components' codes with q's.
+func addColumns4(acc []int32, c0, c1, c2, c3 []byte, q []int32) {
+	n := len(acc)
+	c0, c1, c2, c3 = c0[:n], c1[:n], c2[:n], c3[:n]
+	q0, q1, q2, q3 := q[0], q[1], q[2], q[3]
+	for r := range acc {
+		acc[r] += q0*int32(int8(c0[r])) + q1*int32(int8(c1[r])) + q2*int32(int8(c2[r])) + q3*int32(int8(c3[r]))
 	}
 }
 
