@@ -2,8 +2,10 @@ package papers
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -43,4 +45,37 @@ func TestLibraryIndexesByPaperNameTheUser(t *testing.T) {
 		require.Equal(t, []string{"paper_id", "user_id"}, ix.columns[:min(2, len(ix.columns))], "index %s", ix.name)
 	}
 	require.Positive(t, byPaper, "some index leads with the paper, for the cascade when a paper goes: %v", indexes)
+}
+
+// TestLibraryViewsThatRuleOutLookUpEachRow checks that a library page of a view
+// most papers pass (all_non_trash, the default; inbox; active) looks up the state
+// row of each library row it walks, rather than joining the library against every
+// state row the view rules out: as an anti-join the planner compared each library
+// row with every trashed paper of the user.
+func TestLibraryViewsThatRuleOutLookUpEachRow(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.NewDB(t)
+	ctx := context.Background()
+	var user uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
+	_, err := pool.Exec(ctx, `
+		INSERT INTO papers (title, source, visibility) SELECT 'Paper number ' || g, 'openalex', 'public'
+		  FROM generate_series(1, 2000) g;
+		INSERT INTO user_library (user_id, paper_id, added_via) SELECT u.id, p.id, 'manual_save' FROM users u, papers p;
+		INSERT INTO paper_user_state (user_id, paper_id, state)
+		SELECT ul.user_id, ul.paper_id, (ARRAY['trash', 'reading', 'done', 'to_read'])[1 + (row_number() OVER () % 4)]
+		  FROM user_library ul ORDER BY random() LIMIT 600;
+		ANALYZE`)
+	require.NoError(t, err)
+	for _, view := range []string{"all_non_trash", "inbox", "active"} {
+		sql, args, _, err := feedQuery(user, FeedParams{View: view, Scope: ScopeLibrary, Sort: SortAdded, Limit: 20})
+		require.NoError(t, err)
+		rows, err := pool.Query(ctx, `EXPLAIN `+sql, args...)
+		require.NoError(t, err)
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		plan := strings.Join(lines, "\n")
+		require.NotContains(t, plan, "Anti Join", "view %s:\n%s", view, plan)
+		require.Contains(t, plan, "SubPlan", "view %s:\n%s", view, plan)
+	}
 }

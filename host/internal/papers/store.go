@@ -226,43 +226,9 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 	if p.Limit == 0 {
 		p.Limit = 20
 	}
-	order, err := feedOrderOf(p.Sort, p.Scope)
+	sql, args, order, err := feedQuery(userID, p)
 	if err != nil {
 		return Page{}, err
-	}
-	from, where, args, err := feedFilter(userID, p)
-	if err != nil {
-		return Page{}, err
-	}
-	// The limit is written into the statement rather than passed: PostgreSQL plans
-	// a statement pgx has prepared once for every value after five runs, and with
-	// an unknown limit that plan joined a starred page by comparing every starred
-	// paper with every library row (6 ms against 1.4 ms at 2,000 papers).
-	limit := strconv.Itoa(p.Limit + 1)
-	if p.Cursor != "" {
-		key, id, err := order.decodeCursor(p.Cursor)
-		if err != nil {
-			return Page{}, err
-		}
-		args = append(args, key, id)
-		where += fmt.Sprintf(" AND (%s, %s) %s ($%d%s, $%d)", order.key, order.id, order.after, len(args)-1, order.cast, len(args))
-	}
-	orderBy := ` ORDER BY ` + order.key + ` ` + order.dir + `, ` + order.id + ` ` + order.dir
-	sql := `SELECT ` + itemColumns + `, ` + order.key + ` ` + from + where + orderBy + ` LIMIT ` + limit
-	if p.Scope == ScopeLibrary && strings.TrimSpace(p.Query) == "" {
-		// The view and every library sort key live on the library row and the
-		// state row: pick the page from those two alone, then read its papers.
-		// Joined first, the planner misjudged the views' coalesce() and read every
-		// paper to keep a page of the user's (32 ms against 1 ms at 10k papers).
-		// The page carries the library row's columns out as ul, so the outer query
-		// reads no library row again (joined back, the planner hashed the whole
-		// library: 5 ms a page at 2,000 papers against 0.6 ms).
-		// Library scope's views read the state row themselves (libraryViews).
-		sql = `SELECT ` + itemColumns + `, ` + order.key + ` FROM (
-			SELECT ul.paper_id, ul.added_at, ul.sort_year, ul.sort_title FROM user_library ul
-			 WHERE ul.user_id = $1` + where + orderBy + ` LIMIT ` + limit + `) ul
-			JOIN papers p ON p.id = ul.paper_id
-			LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id` + orderBy
 	}
 	rows, err := st.pool.Query(ctx, sql, args...)
 	if err != nil {
@@ -291,6 +257,50 @@ func (st *Store) Feed(ctx context.Context, userID uuid.UUID, p FeedParams) (Page
 		page.Items = append(page.Items, r.it)
 	}
 	return page, nil
+}
+
+// feedQuery returns the statement of a page of the feed (p with its defaults
+// applied) and its arguments, and the order it reads in.
+func feedQuery(userID uuid.UUID, p FeedParams) (sql string, args []any, order feedOrder, err error) {
+	order, err = feedOrderOf(p.Sort, p.Scope)
+	if err != nil {
+		return "", nil, feedOrder{}, err
+	}
+	from, where, args, err := feedFilter(userID, p)
+	if err != nil {
+		return "", nil, feedOrder{}, err
+	}
+	// The limit is written into the statement rather than passed: PostgreSQL plans
+	// a statement pgx has prepared once for every value after five runs, and with
+	// an unknown limit that plan joined a starred page by comparing every starred
+	// paper with every library row (6 ms against 1.4 ms at 2,000 papers).
+	limit := strconv.Itoa(p.Limit + 1)
+	if p.Cursor != "" {
+		key, id, err := order.decodeCursor(p.Cursor)
+		if err != nil {
+			return "", nil, feedOrder{}, err
+		}
+		args = append(args, key, id)
+		where += fmt.Sprintf(" AND (%s, %s) %s ($%d%s, $%d)", order.key, order.id, order.after, len(args)-1, order.cast, len(args))
+	}
+	orderBy := ` ORDER BY ` + order.key + ` ` + order.dir + `, ` + order.id + ` ` + order.dir
+	sql = `SELECT ` + itemColumns + `, ` + order.key + ` ` + from + where + orderBy + ` LIMIT ` + limit
+	if p.Scope == ScopeLibrary && strings.TrimSpace(p.Query) == "" {
+		// The view and every library sort key live on the library row and the
+		// state row: pick the page from those two alone, then read its papers.
+		// Joined first, the planner misjudged the views' coalesce() and read every
+		// paper to keep a page of the user's (32 ms against 1 ms at 10k papers).
+		// The page carries the library row's columns out as ul, so the outer query
+		// reads no library row again (joined back, the planner hashed the whole
+		// library: 5 ms a page at 2,000 papers against 0.6 ms).
+		// Library scope's views read the state row themselves (libraryViews).
+		sql = `SELECT ` + itemColumns + `, ` + order.key + ` FROM (
+			SELECT ul.paper_id, ul.added_at, ul.sort_year, ul.sort_title FROM user_library ul
+			 WHERE ul.user_id = $1` + where + orderBy + ` LIMIT ` + limit + `) ul
+			JOIN papers p ON p.id = ul.paper_id
+			LEFT JOIN paper_user_state s ON s.user_id = $1 AND s.paper_id = p.id` + orderBy
+	}
+	return sql, args, order, nil
 }
 
 // feedFilter returns the FROM and WHERE of the papers p selects for userID (its

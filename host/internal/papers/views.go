@@ -105,13 +105,22 @@ var libraryViews = map[string]string{
 	"all_non_trash": stateRowRulesOut(`x.state = 'trash'`),
 }
 
-// stateRowAdmits and stateRowRulesOut say that the caller's state row x of the
-// library row's paper exists and satisfies cond, or does not.
+// stateRowAdmits says that the caller's state row x of the library row's paper
+// exists and satisfies cond: a semi-join, which the planner may start from the
+// few state rows a view like reading admits.
 func stateRowAdmits(cond string) string {
 	return `EXISTS (SELECT 1 FROM paper_user_state x WHERE x.user_id = $1 AND x.paper_id = ul.paper_id AND ` + cond + `)`
 }
 
-func stateRowRulesOut(cond string) string { return `NOT ` + stateRowAdmits(cond) }
+// stateRowRulesOut says that the caller's state row x of the library row's paper
+// does not satisfy cond, or there is none. It is a lookup of the state row for
+// each library row, as the page walks the library in order and most rows pass:
+// written NOT EXISTS, the planner made it an anti-join that compared every
+// library row with every trashed paper of the user (0.63 ms a page for 144
+// trashed papers, against 0.13; TestLibraryViewsThatRuleOutLookUpEachRow).
+func stateRowRulesOut(cond string) string {
+	return `NOT coalesce((SELECT ` + cond + ` FROM paper_user_state x WHERE x.user_id = $1 AND x.paper_id = ul.paper_id), false)`
+}
 
 // visiblePredicate says whether the caller may see paper p: it is public, or came
 // from an instance-level feed (discovered_by NULL, SPEC rule 4), or is in the caller's
