@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -229,4 +230,19 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// Plan returns PostgreSQL's plan for sql with args (EXPLAIN, not run), one line a
+// node, for tests that hold a statement to an index.
+func Plan(t testing.TB, pool *pgxpool.Pool, sql string, args ...any) string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `EXPLAIN `+sql, args...)
+	if err != nil {
+		t.Fatalf("dbtest: explain: %v", err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("dbtest: explain: %v", err)
+	}
+	return strings.Join(lines, "\n")
 }

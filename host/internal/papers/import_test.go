@@ -2,11 +2,9 @@ package papers
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/bibio"
@@ -31,11 +29,7 @@ func TestImportMatchesTitlesThroughAnIndex(t *testing.T) {
 	_, err = pool.Exec(ctx, `ANALYZE`)
 	require.NoError(t, err)
 
-	rows, err := pool.Query(ctx, `EXPLAIN `+libraryTitleMatchSQL, user, "PAPER NUMBER 42.", 2020)
-	require.NoError(t, err)
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
-	plan := strings.Join(lines, "\n")
+	plan := dbtest.Plan(t, pool, libraryTitleMatchSQL, user, "PAPER NUMBER 42.", 2020)
 	require.Contains(t, plan, "papers_title_key", "the title lookup reads the index:\n%s", plan)
 
 	var id uuid.UUID

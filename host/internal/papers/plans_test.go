@@ -2,7 +2,6 @@ package papers
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -70,11 +69,7 @@ func TestLibraryViewsThatRuleOutLookUpEachRow(t *testing.T) {
 	for _, view := range []string{"all_non_trash", "inbox", "active"} {
 		sql, args, _, err := feedQuery(user, FeedParams{View: view, Scope: ScopeLibrary, Sort: SortAdded, Limit: 20})
 		require.NoError(t, err)
-		rows, err := pool.Query(ctx, `EXPLAIN `+sql, args...)
-		require.NoError(t, err)
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		require.NoError(t, err)
-		plan := strings.Join(lines, "\n")
+		plan := dbtest.Plan(t, pool, sql, args...)
 		require.NotContains(t, plan, "Anti Join", "view %s:\n%s", view, plan)
 		require.Contains(t, plan, "SubPlan", "view %s:\n%s", view, plan)
 	}

@@ -2,11 +2,9 @@ package projects
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/dbtest"
@@ -32,11 +30,7 @@ func TestProjectListCountsOpenTasksFromAnIndex(t *testing.T) {
 	var owner uuid.UUID
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM users ORDER BY email LIMIT 1`).Scan(&owner))
 
-	rows, err := pool.Query(ctx, `EXPLAIN `+listProjectsSQL, owner, "")
-	require.NoError(t, err)
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	require.NoError(t, err)
-	plan := strings.Join(lines, "\n")
+	plan := dbtest.Plan(t, pool, listProjectsSQL, owner, "")
 	require.Regexp(t, `Scan (using|on) tasks_project_open`, plan, "the open tasks are counted from their index:\n%s", plan)
 
 	list, err := New(pool).Projects(ctx, owner, "")
