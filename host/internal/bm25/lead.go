@@ -179,10 +179,7 @@ func seek(list []uint32, from int, x uint32) int {
 			return from
 		}
 	}
-	if from == len(list) {
-		return from
-	}
-	if list[from] >= x {
+	if from == len(list) || list[from] >= x {
 		return from
 	}
 	lo, step := from, 1 // list[lo] < x
