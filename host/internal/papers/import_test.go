@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lectern-research/lectern/host/internal/bibio"
@@ -18,15 +19,8 @@ func TestImportMatchesTitlesThroughAnIndex(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.NewDB(t)
 	ctx := context.Background()
-	var user uuid.UUID
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
-	_, err := pool.Exec(ctx, `
-		INSERT INTO papers (title, source, visibility) SELECT 'Paper number ' || g, 'openalex', 'public'
-		  FROM generate_series(1, 5000) g`)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO user_library (user_id, paper_id, added_via) SELECT $1, id, 'manual_save' FROM papers`, user)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `ANALYZE`)
+	user := annWithALibrary(t, pool, 5000)
+	_, err := pool.Exec(ctx, `ANALYZE`)
 	require.NoError(t, err)
 
 	plan := dbtest.Plan(t, pool, libraryTitleMatchSQL, user, "PAPER NUMBER 42.", 2020)
@@ -96,4 +90,20 @@ func TestImportEntriesMatchesAndCounts(t *testing.T) {
 	var bobs int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM user_library WHERE user_id = $1`, bob).Scan(&bobs))
 	require.Equal(t, 1, bobs, "Ann's import leaves Bob's library alone")
+}
+
+// annWithALibrary adds ann@example.org and n public papers, "Paper number 1" to
+// "Paper number n", all in her library, and returns her id.
+func annWithALibrary(t *testing.T, pool *pgxpool.Pool, n int) uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	var ann uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&ann))
+	_, err := pool.Exec(ctx, `
+		INSERT INTO papers (title, source, visibility) SELECT 'Paper number ' || g, 'openalex', 'public'
+		  FROM generate_series(1, $1::int) g`, n)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO user_library (user_id, paper_id, added_via) SELECT $1, id, 'manual_save' FROM papers`, ann)
+	require.NoError(t, err)
+	return ann
 }

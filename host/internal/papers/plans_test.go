@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -55,12 +54,8 @@ func TestLibraryViewsThatRuleOutLookUpEachRow(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.NewDB(t)
 	ctx := context.Background()
-	var user uuid.UUID
-	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO users (email) VALUES ('ann@example.org') RETURNING id`).Scan(&user))
+	user := annWithALibrary(t, pool, 2000)
 	_, err := pool.Exec(ctx, `
-		INSERT INTO papers (title, source, visibility) SELECT 'Paper number ' || g, 'openalex', 'public'
-		  FROM generate_series(1, 2000) g;
-		INSERT INTO user_library (user_id, paper_id, added_via) SELECT u.id, p.id, 'manual_save' FROM users u, papers p;
 		INSERT INTO paper_user_state (user_id, paper_id, state)
 		SELECT ul.user_id, ul.paper_id, (ARRAY['trash', 'reading', 'done', 'to_read'])[1 + (row_number() OVER () % 4)]
 		  FROM user_library ul ORDER BY random() LIMIT 600;
