@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
 
 	gojson "github.com/goccy/go-json"
@@ -146,11 +147,12 @@ func ClientGone(r *http.Request) bool {
 
 // JSON writes v with the given status.
 func JSON(w http.ResponseWriter, status int, v any) {
-	var b bytes.Buffer
-	enc := gojson.NewEncoder(&b)
+	b := bodies.Get().(*bytes.Buffer)
+	defer putBody(b)
+	enc := gojson.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(v)
-	if testing.Testing() {
+	if checkEncoding {
 		sameAsEncodingJSON(v, b.Bytes(), err)
 	}
 	if err != nil {
@@ -165,6 +167,25 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
 }
+
+// bodies holds response bodies between responses: the due queue's 50 kB, made
+// and cleared anew for each of its requests, was most of what the host allocated
+// (docs/benchmarks.md, "Eleventh session").
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putBody returns b to bodies, unless it grew past what a page needs: a rare
+// export of megabytes is not held for the next small answer.
+func putBody(b *bytes.Buffer) {
+	if b.Cap() > 1<<20 {
+		return
+	}
+	b.Reset()
+	bodies.Put(b)
+}
+
+// checkEncoding is whether JSON compares each body with encoding/json's: in every
+// test binary, but for the benchmarks of JSON itself.
+var checkEncoding = testing.Testing()
 
 // sameAsEncodingJSON panics when body (or err) is not what encoding/json writes
 // for v. Responses are encoded by goccy/go-json, three times faster than
