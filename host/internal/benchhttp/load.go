@@ -41,6 +41,15 @@ var mixedReads = []route{
 	}},
 }
 
+// floorRoutes are not in the mix: driven alone (--only), they say what any
+// request costs on the machine at the least. The signed-in floor is a signed-in
+// user's own account (the session's look-up and the account's row, a small
+// answer); the no-auth floor is the liveness probe, which reads nothing.
+var floorRoutes = []route{
+	{"signed-in floor", 1, func(*corpus, *rand.Rand) string { return "/api/me" }},
+	{"no-auth floor", 1, func(*corpus, *rand.Rand) string { return "/healthz" }},
+}
+
 // mix picks routes by weight.
 type mix struct {
 	routes []route

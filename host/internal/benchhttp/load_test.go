@@ -36,6 +36,11 @@ func TestSelectRoutes(t *testing.T) {
 	require.Equal(t, []string{"due cards", "projects"}, []string{some[0].Name, some[1].Name})
 	_, err = selectRoutes("due cards,everything")
 	require.ErrorContains(t, err, `"everything"`)
+	floors, err := selectRoutes("signed-in floor,no-auth floor")
+	require.NoError(t, err)
+	require.Equal(t, "/api/me", floors[0].Path(nil, nil))
+	require.Equal(t, "/healthz", floors[1].Path(nil, nil))
+	require.Equal(t, 2, newMix(floors).total, "a floor driven alone is picked every time")
 }
 
 // The corpus is the same on every run, so a rerun searches the same text.

@@ -73,7 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.duration, "duration", 30*time.Second, "how long each level runs")
 	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "load before the first level, not counted")
 	fs.BoolVar(&o.reseed, "reseed", false, "throw the cached database away and seed again")
-	fs.StringVar(&o.only, "only", "", "drive only these routes of the mix (names as printed, comma-separated), to read their own capacity")
+	fs.StringVar(&o.only, "only", "", "drive only these routes of the mix (names as printed, comma-separated), or its floors (\"signed-in floor\", \"no-auth floor\"), to read their own capacity")
 	fs.StringVar(&o.mix, "mix", "reads", "reads: the mixed read set as a closed loop at each --connections; load: virtual users with writes at each --users")
 	users := fs.String("users", "200", "--mix load: levels, in virtual users (each signed in as a seeded user), comma-separated")
 	fs.DurationVar(&o.thinkMin, "think-min", time.Second, "--mix load: shortest think time between a user's actions")
@@ -216,20 +216,21 @@ func seedCache(ctx context.Context, o options, cluster *pgembed.Cluster, srv *se
 	return nil
 }
 
-// selectRoutes is the mixed read set, or only the routes named (comma-separated),
-// with their weights.
+// selectRoutes is the mixed read set, or only the routes named (comma-separated,
+// of the mix or of floorRoutes), with their weights.
 func selectRoutes(only string) ([]route, error) {
 	if only == "" {
 		return mixedReads, nil
 	}
+	known := slices.Concat(mixedReads, floorRoutes)
 	var out []route
 	for _, name := range strings.Split(only, ",") {
 		name = strings.TrimSpace(name)
-		i := slices.IndexFunc(mixedReads, func(r route) bool { return r.Name == name })
+		i := slices.IndexFunc(known, func(r route) bool { return r.Name == name })
 		if i < 0 {
-			return nil, fmt.Errorf("--only %q names no route of the mix", name)
+			return nil, fmt.Errorf("--only %q names no route of the mix or its floors", name)
 		}
-		out = append(out, mixedReads[i])
+		out = append(out, known[i])
 	}
 	return out, nil
 }
