@@ -107,8 +107,8 @@ func (m *mix) attack(base string, c *corpus, cookies []string, connections int, 
 		res   vegeta.Result
 	}
 	results := make([][]result, connections)
-	deadline := time.Now().Add(d)
 	start := time.Now()
+	deadline := start.Add(d)
 	var wg sync.WaitGroup
 	for w := range connections {
 		rng := rand.New(rand.NewPCG(uint64(connections), uint64(w)))

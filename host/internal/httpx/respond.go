@@ -168,9 +168,9 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b.Bytes())
 }
 
-// bodies holds response bodies between responses: the due queue's 50 kB, made
-// and cleared anew for each of its requests, was most of what the host allocated
-// (docs/benchmarks.md, "Eleventh session").
+// bodies holds response bodies between responses: a new buffer for each answer
+// was allocated and cleared anew every time, 49 kB for the due queue's 50 cards
+// (BenchmarkJSON; docs/benchmarks.md, "Eleventh session").
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // putBody returns b to bodies, unless it grew past what a page needs: a rare
