@@ -41,6 +41,9 @@ func addStreamSeeds(f *testing.F) {
 func FuzzSSEReader(f *testing.F) {
 	addStreamSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > plugintest.MaxFuzzInput {
+			return
+		}
 		r := &sseReader{r: bufio.NewReaderSize(strings.NewReader(string(b)), 16)}
 		lines := strings.Count(string(b), "\n") + 1
 		for n := 0; ; n++ {
