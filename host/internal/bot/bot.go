@@ -113,11 +113,14 @@ func New(cfg Config) (*Bot, error) {
 	return &Bot{cfg: cfg, limits: newLimiter(cfg.Now), reviews: map[string]*reviewSession{}}, nil
 }
 
-// Run answers updates and runs the scheduler once a minute until ctx ends. A
-// broken update stream is opened again after a pause, from the last update
-// handled.
+// Run answers updates and runs the scheduler once a minute until ctx ends, and
+// returns once the updates it took are answered or abandoned. Chats are answered
+// side by side, each chat's updates in order (dispatcher). A broken update
+// stream is opened again after a pause, after the last update taken.
 func (b *Bot) Run(ctx context.Context) error {
 	go b.schedule(ctx, time.Minute)
+	d := newDispatcher(b.Handle, b.cfg.Logger)
+	defer d.wait()
 	var offset int64
 	menu := false
 	for {
@@ -128,9 +131,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		if err == nil {
 			err = b.cfg.Transport.Updates(ctx, &messenger.UpdatesRequest{Credentials: creds, Offset: offset},
 				messenger.UpdateStreamFunc(func(u *messenger.Update) error {
-					if err := b.Handle(ctx, u); err != nil {
-						b.cfg.Logger.WarnContext(ctx, "bot: answer an update", "update", u.ID, "error", err)
-					}
+					d.dispatch(ctx, u)
 					offset = u.ID + 1
 					return nil
 				}))
