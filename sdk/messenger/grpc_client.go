@@ -16,7 +16,10 @@ type grpcClient struct {
 	c pluginv1.MessengerTransportClient
 }
 
-var _ WithCommands = (*grpcClient)(nil)
+var (
+	_ WithCommands  = (*grpcClient)(nil)
+	_ WithDownloads = (*grpcClient)(nil)
+)
 
 func (c *grpcClient) Updates(ctx context.Context, req *UpdatesRequest, stream UpdateStream) error {
 	callCtx, cancel := context.WithCancel(ctx)
@@ -95,4 +98,29 @@ func (c *grpcClient) SetCommands(ctx context.Context, req *SetCommandsRequest) (
 		return nil, err
 	}
 	return &SetCommandsResponse{}, nil
+}
+
+func (c *grpcClient) Download(ctx context.Context, req *DownloadRequest, w io.Writer) error {
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	recv, err := c.c.Download(callCtx, &pluginv1.DownloadRequest{
+		Credentials: convert.Credentials(req.Credentials),
+		FileId:      req.FileID,
+		MaxBytes:    req.MaxBytes,
+	})
+	if err != nil {
+		return convert.StatusToErr(ctx, err)
+	}
+	for {
+		chunk, err := recv.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return convert.StatusToErr(ctx, err)
+		}
+		if _, err := w.Write(chunk.GetData()); err != nil {
+			return err
+		}
+	}
 }

@@ -171,3 +171,57 @@ func (s *grpcServer) SetCommands(ctx context.Context, req *pluginv1.SetCommandsR
 	}
 	return &pluginv1.SetCommandsResponse{}, nil
 }
+
+// downloadChunk is the most one DownloadChunk carries.
+const downloadChunk = 1 << 20
+
+func (s *grpcServer) Download(req *pluginv1.DownloadRequest, srv pluginv1.MessengerTransport_DownloadServer) error {
+	impl, ok := s.impl.(WithDownloads)
+	if !ok {
+		return convert.ErrToStatus(protocol.Unsupported("this messenger cannot pass files on"))
+	}
+	w := &chunkWriter{send: func(b []byte) error { return srv.Send(&pluginv1.DownloadChunk{Data: b}) }}
+	err := impl.Download(srv.Context(), &DownloadRequest{
+		Credentials: convert.CredentialsFrom(req.GetCredentials()),
+		FileID:      req.GetFileId(),
+		MaxBytes:    req.GetMaxBytes(),
+	}, w)
+	if err == nil {
+		err = w.flush()
+	}
+	return convert.ErrToStatus(err)
+}
+
+// chunkWriter gathers what is written into chunks of downloadChunk bytes.
+type chunkWriter struct {
+	send func([]byte) error
+	buf  []byte
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if w.buf == nil {
+			w.buf = make([]byte, 0, downloadChunk)
+		}
+		k := min(len(p), downloadChunk-len(w.buf))
+		w.buf = append(w.buf, p[:k]...)
+		p = p[k:]
+		if len(w.buf) == downloadChunk {
+			if err := w.flush(); err != nil {
+				return n - len(p) - k, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// flush sends what is gathered, if anything.
+func (w *chunkWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	err := w.send(w.buf)
+	w.buf = w.buf[:0]
+	return err
+}

@@ -1,7 +1,9 @@
 package messenger_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -94,6 +96,73 @@ func TestUpdatesStreamUntilCancelled(t *testing.T) {
 	require.False(t, info.HasCapability(protocol.CapabilityCommands))
 	_, err = raw.(messenger.WithCommands).SetCommands(t.Context(), &messenger.SetCommandsRequest{Commands: []messenger.BotCommand{{Name: "start", Description: "Start"}}})
 	require.ErrorIs(t, err, protocol.ErrUnsupported, "a messenger without a menu answers unsupported")
+	require.False(t, info.HasCapability(protocol.CapabilityDownloads))
+	var buf bytes.Buffer
+	err = raw.(messenger.WithDownloads).Download(t.Context(), &messenger.DownloadRequest{FileID: "f"}, &buf)
+	require.ErrorIs(t, err, protocol.ErrUnsupported, "a messenger that cannot pass files on answers unsupported")
+}
+
+// fileChat is a chat that passes files on: file "big" is 2.5 MiB, written in
+// odd-sized pieces; "gone" is not found; "huge" fails once MaxBytes is passed.
+type fileChat struct {
+	chat
+	got *messenger.DownloadRequest
+}
+
+func (c *fileChat) Download(_ context.Context, req *messenger.DownloadRequest, w io.Writer) error {
+	c.got = req
+	switch req.FileID {
+	case "gone":
+		return protocol.NotFound("the file is gone")
+	case "huge":
+		if _, err := w.Write(make([]byte, req.MaxBytes)); err != nil {
+			return err
+		}
+		return protocol.BadRequest("the file is larger than %d bytes", req.MaxBytes)
+	}
+	data := bigFile()
+	for len(data) > 0 {
+		n := min(len(data), 333_333)
+		if _, err := w.Write(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+func bigFile() []byte {
+	b := make([]byte, 5<<19)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	return b
+}
+
+func TestDownloadCrossesTheWire(t *testing.T) {
+	t.Parallel()
+	impl := &fileChat{}
+	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{"messenger": &messenger.GRPCPlugin{Impl: impl}})
+	t.Cleanup(func() { _ = client.Close() })
+	raw, err := client.Dispense("messenger")
+	require.NoError(t, err)
+	tr := raw.(messenger.WithDownloads)
+
+	info, err := tr.Describe(t.Context(), &protocol.DescribeRequest{})
+	require.NoError(t, err)
+	require.True(t, info.HasCapability(protocol.CapabilityDownloads), "the serve glue announces the optional interface")
+
+	var buf bytes.Buffer
+	err = tr.Download(t.Context(), &messenger.DownloadRequest{Credentials: map[string]string{messenger.CredBotToken: "t"}, FileID: "big", MaxBytes: 3 << 20}, &buf)
+	require.NoError(t, err)
+	require.Equal(t, bigFile(), buf.Bytes(), "every byte, in order, over chunks of at most 1 MiB")
+	require.Equal(t, "t", impl.got.Credentials[messenger.CredBotToken])
+	require.EqualValues(t, 3<<20, impl.got.MaxBytes)
+
+	err = tr.Download(t.Context(), &messenger.DownloadRequest{FileID: "gone"}, &bytes.Buffer{})
+	require.ErrorIs(t, err, protocol.ErrNotFound)
+	err = tr.Download(t.Context(), &messenger.DownloadRequest{FileID: "huge", MaxBytes: 1 << 20}, &bytes.Buffer{})
+	require.ErrorIs(t, err, protocol.ErrBadRequest)
 }
 
 // menuChat is a chat with a command menu.

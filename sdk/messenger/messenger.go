@@ -21,13 +21,16 @@
 //
 // A messenger with a command menu implements WithCommands as well; the serve
 // helper then announces protocol.CapabilityCommands. Without it, SetCommands on
-// the host's client fails with protocol.ErrUnsupported.
+// the host's client fails with protocol.ErrUnsupported. A messenger that can
+// pass on the files sent to the bot implements WithDownloads (capability
+// protocol.CapabilityDownloads) in the same way.
 //
 // This package follows semantic versioning with the sdk module.
 package messenger
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/lectern-research/lectern/sdk/protocol"
@@ -57,6 +60,29 @@ type WithCommands interface {
 	// SetCommands replaces the bot's command menu with req.Commands, in order.
 	// A name outside the messenger's rules is a protocol.ErrBadRequest.
 	SetCommands(ctx context.Context, req *SetCommandsRequest) (*SetCommandsResponse, error)
+}
+
+// WithDownloads is a Transport that passes on the files sent to the bot
+// (capability protocol.CapabilityDownloads).
+type WithDownloads interface {
+	Transport
+	// Download writes the bytes of the file req.FileID names (Document.FileID) to
+	// w, in order. A file larger than req.MaxBytes is a protocol.ErrBadRequest,
+	// said before the first byte when the messenger tells the size, else once
+	// MaxBytes is passed (what was written then is to be thrown away). An unknown
+	// or expired file id is a protocol.ErrNotFound. No error may quote a URL that
+	// carries the bot's token.
+	Download(ctx context.Context, req *DownloadRequest, w io.Writer) error
+}
+
+// DownloadRequest names a file sent to the bot.
+type DownloadRequest struct {
+	// Credentials for the messenger, per call.
+	Credentials map[string]string
+	// FileID is Document.FileID.
+	FileID string
+	// MaxBytes bounds the file; 0 means the plugin's own limit.
+	MaxBytes int64
 }
 
 // CredBotToken is the Credentials key of the bot's token (for Telegram, the token

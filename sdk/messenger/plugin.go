@@ -27,19 +27,24 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if _, ok := p.Impl.(WithCommands); ok {
 		caps = append(caps, protocol.CapabilityCommands)
 	}
+	if _, ok := p.Impl.(WithDownloads); ok {
+		caps = append(caps, protocol.CapabilityDownloads)
+	}
 	plug := shim.NewPluginServer(p.Impl, protocol.KindMessenger, caps)
 	pluginv1.RegisterPluginServer(s, plug)
 	pluginv1.RegisterMessengerTransportServer(s, &grpcServer{impl: p.Impl})
 	return nil
 }
 
-// GRPCClient returns a WithCommands client over conn. SetCommands fails with
-// protocol.ErrUnsupported when the plugin lacks the capability.
+// GRPCClient returns a client over conn that is a WithCommands and a
+// WithDownloads. SetCommands and Download fail with protocol.ErrUnsupported when
+// the plugin lacks the capability.
 func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
 	return NewClient(conn), nil
 }
 
-// NewClient returns a client of the messenger plugin served on conn.
+// NewClient returns a client of the messenger plugin served on conn; it is a
+// WithDownloads as well.
 func NewClient(conn grpc.ClientConnInterface) WithCommands {
 	return &grpcClient{PluginClient: shim.NewPluginClient(conn), c: pluginv1.NewMessengerTransportClient(conn)}
 }

@@ -78,6 +78,9 @@ const (
 	// CapabilityCommands: a messenger transport sets its command menu
 	// (messenger.WithCommands).
 	CapabilityCommands = "commands"
+	// CapabilityDownloads: a messenger transport passes on the files sent to the
+	// bot (messenger.WithDownloads).
+	CapabilityDownloads = "downloads"
 )
 
 // DescribeRequest asks a plugin who it is. It has no fields yet.

@@ -49,6 +49,10 @@ type fakeBot struct {
 	queue    map[string][]reply
 	fallback map[string]reply
 	calls    []apiCall
+	// files are served at /file/bot<token>/<path>, by path; fileTokens records
+	// the token of each file request.
+	files      map[string]reply
+	fileTokens []string
 }
 
 func newFakeBot(t *testing.T) *fakeBot {
@@ -67,6 +71,10 @@ func newFakeBot(t *testing.T) *fakeBot {
 }
 
 func (f *fakeBot) serve(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"); ok {
+		f.serveFile(w, rest)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 {
@@ -100,6 +108,31 @@ func (f *fakeBot) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(rep.status)
 	_, _ = w.Write(rep.body)
+}
+
+// serveFile answers a file download: rest is "<token>/<path>".
+func (f *fakeBot) serveFile(w http.ResponseWriter, rest string) {
+	token, path, _ := strings.Cut(rest, "/")
+	f.mu.Lock()
+	f.fileTokens = append(f.fileTokens, token)
+	rep, ok := f.files[path]
+	f.mu.Unlock()
+	if !ok || token != testToken {
+		http.NotFound(w, nil)
+		return
+	}
+	w.WriteHeader(rep.status)
+	_, _ = w.Write(rep.body)
+}
+
+// putFile serves body at path.
+func (f *fakeBot) putFile(path string, status int, body []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.files == nil {
+		f.files = map[string]reply{}
+	}
+	f.files[path] = reply{status, body}
 }
 
 // push queues replies of method.

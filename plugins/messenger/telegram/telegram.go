@@ -80,7 +80,10 @@ type Telegram struct {
 	set settings
 }
 
-var _ messenger.WithCommands = (*Telegram)(nil)
+var (
+	_ messenger.WithCommands  = (*Telegram)(nil)
+	_ messenger.WithDownloads = (*Telegram)(nil)
+)
 
 // New returns the transport with its default settings.
 func New(log *slog.Logger) *Telegram {

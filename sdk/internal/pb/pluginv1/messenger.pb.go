@@ -1257,6 +1257,111 @@ func (*SetCommandsResponse) Descriptor() ([]byte, []int) {
 	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{17}
 }
 
+type DownloadRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Credentials *Credentials           `protobuf:"bytes,1,opt,name=credentials,proto3" json:"credentials,omitempty"`
+	FileId      string                 `protobuf:"bytes,2,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
+	// max_bytes bounds the file; 0 means the plugin's own limit.
+	MaxBytes      int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DownloadRequest) Reset() {
+	*x = DownloadRequest{}
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DownloadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DownloadRequest) ProtoMessage() {}
+
+func (x *DownloadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DownloadRequest.ProtoReflect.Descriptor instead.
+func (*DownloadRequest) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *DownloadRequest) GetCredentials() *Credentials {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
+}
+
+func (x *DownloadRequest) GetFileId() string {
+	if x != nil {
+		return x.FileId
+	}
+	return ""
+}
+
+func (x *DownloadRequest) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+type DownloadChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DownloadChunk) Reset() {
+	*x = DownloadChunk{}
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DownloadChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DownloadChunk) ProtoMessage() {}
+
+func (x *DownloadChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_lectern_plugin_v1_messenger_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DownloadChunk.ProtoReflect.Descriptor instead.
+func (*DownloadChunk) Descriptor() ([]byte, []int) {
+	return file_lectern_plugin_v1_messenger_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *DownloadChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 var File_lectern_plugin_v1_messenger_proto protoreflect.FileDescriptor
 
 const file_lectern_plugin_v1_messenger_proto_rawDesc = "" +
@@ -1343,7 +1448,13 @@ const file_lectern_plugin_v1_messenger_proto_rawDesc = "" +
 	"\x12SetCommandsRequest\x12@\n" +
 	"\vcredentials\x18\x01 \x01(\v2\x1e.lectern.plugin.v1.CredentialsR\vcredentials\x129\n" +
 	"\bcommands\x18\x02 \x03(\v2\x1d.lectern.plugin.v1.BotCommandR\bcommands\"\x15\n" +
-	"\x13SetCommandsResponse*h\n" +
+	"\x13SetCommandsResponse\"\x89\x01\n" +
+	"\x0fDownloadRequest\x12@\n" +
+	"\vcredentials\x18\x01 \x01(\v2\x1e.lectern.plugin.v1.CredentialsR\vcredentials\x12\x17\n" +
+	"\afile_id\x18\x02 \x01(\tR\x06fileId\x12\x1b\n" +
+	"\tmax_bytes\x18\x03 \x01(\x03R\bmaxBytes\"#\n" +
+	"\rDownloadChunk\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data*h\n" +
 	"\bChatType\x12\x19\n" +
 	"\x15CHAT_TYPE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CHAT_TYPE_PRIVATE\x10\x01\x12\x13\n" +
@@ -1353,13 +1464,14 @@ const file_lectern_plugin_v1_messenger_proto_rawDesc = "" +
 	"TextFormat\x12\x15\n" +
 	"\x11TEXT_FORMAT_PLAIN\x10\x00\x12\x18\n" +
 	"\x14TEXT_FORMAT_MARKDOWN\x10\x01\x12\x14\n" +
-	"\x10TEXT_FORMAT_HTML\x10\x022\xb6\x03\n" +
+	"\x10TEXT_FORMAT_HTML\x10\x022\x8a\x04\n" +
 	"\x12MessengerTransport\x12I\n" +
 	"\aUpdates\x12!.lectern.plugin.v1.UpdatesRequest\x1a\x19.lectern.plugin.v1.Update0\x01\x12G\n" +
 	"\x04Send\x12\x1e.lectern.plugin.v1.SendRequest\x1a\x1f.lectern.plugin.v1.SendResponse\x12G\n" +
 	"\x04Edit\x12\x1e.lectern.plugin.v1.EditRequest\x1a\x1f.lectern.plugin.v1.EditResponse\x12e\n" +
 	"\x0eAnswerCallback\x12(.lectern.plugin.v1.AnswerCallbackRequest\x1a).lectern.plugin.v1.AnswerCallbackResponse\x12\\\n" +
-	"\vSetCommands\x12%.lectern.plugin.v1.SetCommandsRequest\x1a&.lectern.plugin.v1.SetCommandsResponseBGZEgithub.com/lectern-research/lectern/sdk/internal/pb/pluginv1;pluginv1b\x06proto3"
+	"\vSetCommands\x12%.lectern.plugin.v1.SetCommandsRequest\x1a&.lectern.plugin.v1.SetCommandsResponse\x12R\n" +
+	"\bDownload\x12\".lectern.plugin.v1.DownloadRequest\x1a .lectern.plugin.v1.DownloadChunk0\x01BGZEgithub.com/lectern-research/lectern/sdk/internal/pb/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_lectern_plugin_v1_messenger_proto_rawDescOnce sync.Once
@@ -1374,7 +1486,7 @@ func file_lectern_plugin_v1_messenger_proto_rawDescGZIP() []byte {
 }
 
 var file_lectern_plugin_v1_messenger_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lectern_plugin_v1_messenger_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_lectern_plugin_v1_messenger_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_lectern_plugin_v1_messenger_proto_goTypes = []any{
 	(ChatType)(0),                  // 0: lectern.plugin.v1.ChatType
 	(TextFormat)(0),                // 1: lectern.plugin.v1.TextFormat
@@ -1396,43 +1508,48 @@ var file_lectern_plugin_v1_messenger_proto_goTypes = []any{
 	(*BotCommand)(nil),             // 17: lectern.plugin.v1.BotCommand
 	(*SetCommandsRequest)(nil),     // 18: lectern.plugin.v1.SetCommandsRequest
 	(*SetCommandsResponse)(nil),    // 19: lectern.plugin.v1.SetCommandsResponse
-	(*Credentials)(nil),            // 20: lectern.plugin.v1.Credentials
-	(*timestamppb.Timestamp)(nil),  // 21: google.protobuf.Timestamp
+	(*DownloadRequest)(nil),        // 20: lectern.plugin.v1.DownloadRequest
+	(*DownloadChunk)(nil),          // 21: lectern.plugin.v1.DownloadChunk
+	(*Credentials)(nil),            // 22: lectern.plugin.v1.Credentials
+	(*timestamppb.Timestamp)(nil),  // 23: google.protobuf.Timestamp
 }
 var file_lectern_plugin_v1_messenger_proto_depIdxs = []int32{
-	20, // 0: lectern.plugin.v1.UpdatesRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	22, // 0: lectern.plugin.v1.UpdatesRequest.credentials:type_name -> lectern.plugin.v1.Credentials
 	3,  // 1: lectern.plugin.v1.Update.from:type_name -> lectern.plugin.v1.ChatUser
-	21, // 2: lectern.plugin.v1.Update.time:type_name -> google.protobuf.Timestamp
+	23, // 2: lectern.plugin.v1.Update.time:type_name -> google.protobuf.Timestamp
 	4,  // 3: lectern.plugin.v1.Update.message:type_name -> lectern.plugin.v1.InboundMessage
 	5,  // 4: lectern.plugin.v1.Update.command:type_name -> lectern.plugin.v1.InboundCommand
 	6,  // 5: lectern.plugin.v1.Update.callback:type_name -> lectern.plugin.v1.InboundCallback
 	7,  // 6: lectern.plugin.v1.Update.document:type_name -> lectern.plugin.v1.InboundDocument
 	0,  // 7: lectern.plugin.v1.Update.chat_type:type_name -> lectern.plugin.v1.ChatType
 	9,  // 8: lectern.plugin.v1.ButtonRow.buttons:type_name -> lectern.plugin.v1.Button
-	20, // 9: lectern.plugin.v1.SendRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	22, // 9: lectern.plugin.v1.SendRequest.credentials:type_name -> lectern.plugin.v1.Credentials
 	1,  // 10: lectern.plugin.v1.SendRequest.format:type_name -> lectern.plugin.v1.TextFormat
 	10, // 11: lectern.plugin.v1.SendRequest.buttons:type_name -> lectern.plugin.v1.ButtonRow
-	20, // 12: lectern.plugin.v1.EditRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	22, // 12: lectern.plugin.v1.EditRequest.credentials:type_name -> lectern.plugin.v1.Credentials
 	1,  // 13: lectern.plugin.v1.EditRequest.format:type_name -> lectern.plugin.v1.TextFormat
 	10, // 14: lectern.plugin.v1.EditRequest.buttons:type_name -> lectern.plugin.v1.ButtonRow
-	20, // 15: lectern.plugin.v1.AnswerCallbackRequest.credentials:type_name -> lectern.plugin.v1.Credentials
-	20, // 16: lectern.plugin.v1.SetCommandsRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	22, // 15: lectern.plugin.v1.AnswerCallbackRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	22, // 16: lectern.plugin.v1.SetCommandsRequest.credentials:type_name -> lectern.plugin.v1.Credentials
 	17, // 17: lectern.plugin.v1.SetCommandsRequest.commands:type_name -> lectern.plugin.v1.BotCommand
-	2,  // 18: lectern.plugin.v1.MessengerTransport.Updates:input_type -> lectern.plugin.v1.UpdatesRequest
-	11, // 19: lectern.plugin.v1.MessengerTransport.Send:input_type -> lectern.plugin.v1.SendRequest
-	13, // 20: lectern.plugin.v1.MessengerTransport.Edit:input_type -> lectern.plugin.v1.EditRequest
-	15, // 21: lectern.plugin.v1.MessengerTransport.AnswerCallback:input_type -> lectern.plugin.v1.AnswerCallbackRequest
-	18, // 22: lectern.plugin.v1.MessengerTransport.SetCommands:input_type -> lectern.plugin.v1.SetCommandsRequest
-	8,  // 23: lectern.plugin.v1.MessengerTransport.Updates:output_type -> lectern.plugin.v1.Update
-	12, // 24: lectern.plugin.v1.MessengerTransport.Send:output_type -> lectern.plugin.v1.SendResponse
-	14, // 25: lectern.plugin.v1.MessengerTransport.Edit:output_type -> lectern.plugin.v1.EditResponse
-	16, // 26: lectern.plugin.v1.MessengerTransport.AnswerCallback:output_type -> lectern.plugin.v1.AnswerCallbackResponse
-	19, // 27: lectern.plugin.v1.MessengerTransport.SetCommands:output_type -> lectern.plugin.v1.SetCommandsResponse
-	23, // [23:28] is the sub-list for method output_type
-	18, // [18:23] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	22, // 18: lectern.plugin.v1.DownloadRequest.credentials:type_name -> lectern.plugin.v1.Credentials
+	2,  // 19: lectern.plugin.v1.MessengerTransport.Updates:input_type -> lectern.plugin.v1.UpdatesRequest
+	11, // 20: lectern.plugin.v1.MessengerTransport.Send:input_type -> lectern.plugin.v1.SendRequest
+	13, // 21: lectern.plugin.v1.MessengerTransport.Edit:input_type -> lectern.plugin.v1.EditRequest
+	15, // 22: lectern.plugin.v1.MessengerTransport.AnswerCallback:input_type -> lectern.plugin.v1.AnswerCallbackRequest
+	18, // 23: lectern.plugin.v1.MessengerTransport.SetCommands:input_type -> lectern.plugin.v1.SetCommandsRequest
+	20, // 24: lectern.plugin.v1.MessengerTransport.Download:input_type -> lectern.plugin.v1.DownloadRequest
+	8,  // 25: lectern.plugin.v1.MessengerTransport.Updates:output_type -> lectern.plugin.v1.Update
+	12, // 26: lectern.plugin.v1.MessengerTransport.Send:output_type -> lectern.plugin.v1.SendResponse
+	14, // 27: lectern.plugin.v1.MessengerTransport.Edit:output_type -> lectern.plugin.v1.EditResponse
+	16, // 28: lectern.plugin.v1.MessengerTransport.AnswerCallback:output_type -> lectern.plugin.v1.AnswerCallbackResponse
+	19, // 29: lectern.plugin.v1.MessengerTransport.SetCommands:output_type -> lectern.plugin.v1.SetCommandsResponse
+	21, // 30: lectern.plugin.v1.MessengerTransport.Download:output_type -> lectern.plugin.v1.DownloadChunk
+	25, // [25:31] is the sub-list for method output_type
+	19, // [19:25] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_lectern_plugin_v1_messenger_proto_init() }
@@ -1453,7 +1570,7 @@ func file_lectern_plugin_v1_messenger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lectern_plugin_v1_messenger_proto_rawDesc), len(file_lectern_plugin_v1_messenger_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,7 @@ const (
 	MessengerTransport_Edit_FullMethodName           = "/lectern.plugin.v1.MessengerTransport/Edit"
 	MessengerTransport_AnswerCallback_FullMethodName = "/lectern.plugin.v1.MessengerTransport/AnswerCallback"
 	MessengerTransport_SetCommands_FullMethodName    = "/lectern.plugin.v1.MessengerTransport/SetCommands"
+	MessengerTransport_Download_FullMethodName       = "/lectern.plugin.v1.MessengerTransport/Download"
 )
 
 // MessengerTransportClient is the client API for MessengerTransport service.
@@ -44,6 +45,11 @@ type MessengerTransportClient interface {
 	// SetCommands replaces the command menu the messenger shows. Optional: a
 	// plugin without a menu answers UNIMPLEMENTED (capability "commands").
 	SetCommands(ctx context.Context, in *SetCommandsRequest, opts ...grpc.CallOption) (*SetCommandsResponse, error)
+	// Download streams the bytes of a file sent to the bot (InboundDocument.file_id)
+	// in order, in chunks of at most 1 MiB. A file larger than max_bytes is refused
+	// (BAD_REQUEST) before or while it is read. Optional: a plugin that cannot pass
+	// files on answers UNIMPLEMENTED (capability "downloads").
+	Download(ctx context.Context, in *DownloadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DownloadChunk], error)
 }
 
 type messengerTransportClient struct {
@@ -113,6 +119,25 @@ func (c *messengerTransportClient) SetCommands(ctx context.Context, in *SetComma
 	return out, nil
 }
 
+func (c *messengerTransportClient) Download(ctx context.Context, in *DownloadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DownloadChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MessengerTransport_ServiceDesc.Streams[1], MessengerTransport_Download_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[DownloadRequest, DownloadChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MessengerTransport_DownloadClient = grpc.ServerStreamingClient[DownloadChunk]
+
 // MessengerTransportServer is the server API for MessengerTransport service.
 // All implementations must embed UnimplementedMessengerTransportServer
 // for forward compatibility.
@@ -131,6 +156,11 @@ type MessengerTransportServer interface {
 	// SetCommands replaces the command menu the messenger shows. Optional: a
 	// plugin without a menu answers UNIMPLEMENTED (capability "commands").
 	SetCommands(context.Context, *SetCommandsRequest) (*SetCommandsResponse, error)
+	// Download streams the bytes of a file sent to the bot (InboundDocument.file_id)
+	// in order, in chunks of at most 1 MiB. A file larger than max_bytes is refused
+	// (BAD_REQUEST) before or while it is read. Optional: a plugin that cannot pass
+	// files on answers UNIMPLEMENTED (capability "downloads").
+	Download(*DownloadRequest, grpc.ServerStreamingServer[DownloadChunk]) error
 	mustEmbedUnimplementedMessengerTransportServer()
 }
 
@@ -155,6 +185,9 @@ func (UnimplementedMessengerTransportServer) AnswerCallback(context.Context, *An
 }
 func (UnimplementedMessengerTransportServer) SetCommands(context.Context, *SetCommandsRequest) (*SetCommandsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetCommands not implemented")
+}
+func (UnimplementedMessengerTransportServer) Download(*DownloadRequest, grpc.ServerStreamingServer[DownloadChunk]) error {
+	return status.Error(codes.Unimplemented, "method Download not implemented")
 }
 func (UnimplementedMessengerTransportServer) mustEmbedUnimplementedMessengerTransportServer() {}
 func (UnimplementedMessengerTransportServer) testEmbeddedByValue()                            {}
@@ -260,6 +293,17 @@ func _MessengerTransport_SetCommands_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MessengerTransport_Download_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(DownloadRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(MessengerTransportServer).Download(m, &grpc.GenericServerStream[DownloadRequest, DownloadChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MessengerTransport_DownloadServer = grpc.ServerStreamingServer[DownloadChunk]
+
 // MessengerTransport_ServiceDesc is the grpc.ServiceDesc for MessengerTransport service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -288,6 +332,11 @@ var MessengerTransport_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Updates",
 			Handler:       _MessengerTransport_Updates_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Download",
+			Handler:       _MessengerTransport_Download_Handler,
 			ServerStreams: true,
 		},
 	},
