@@ -194,6 +194,8 @@ func (b *Bot) Handle(ctx context.Context, u *messenger.Update) error {
 	case c.pairing == nil:
 		// Text, a file, anything else: the prompt.
 		return b.send(ctx, c.id, pairPrompt, nil)
+	case u.Document != nil:
+		return b.document(ctx, c, u.Document)
 	}
 	return b.send(ctx, c.id, "Send /help to see what I can do.", nil)
 }

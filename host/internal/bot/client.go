@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -83,25 +84,83 @@ func (c *Client) Stream(ctx context.Context, user uuid.UUID, method, path string
 	return resp.Body, nil
 }
 
+// SourceError is an upload whose bytes could not be had: Err is what the
+// upload's writer returned. The API keeps nothing of an upload cut short.
+type SourceError struct{ Err error }
+
+func (e *SourceError) Error() string { return "bot: the upload's source failed: " + e.Err.Error() }
+
+func (e *SourceError) Unwrap() error { return e.Err }
+
+// Upload sends a PDF as user's upload (POST /api/papers/upload, multipart field
+// "file" named filename) and decodes the answer into out. write writes the PDF's
+// bytes as they come: they are streamed to the API, never held whole. When write
+// fails, the upload is cut short and the error is a *SourceError; otherwise
+// errors are as Do's.
+func (c *Client) Upload(ctx context.Context, user uuid.UUID, filename string, write func(io.Writer) error, out any) error {
+	const method, path = http.MethodPost, "/api/papers/upload"
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	var writeErr error
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		fw, err := mw.CreateFormFile("file", filename)
+		if err == nil {
+			if err = write(fw); err != nil {
+				writeErr = err
+			}
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	resp, err := c.sendBody(ctx, user, method, path, pr, mw.FormDataContentType())
+	// The API may answer before it has read everything (a refusal): the writer
+	// then fails on the closed pipe, which is not the source's fault.
+	_ = pr.Close()
+	<-written
+	if writeErr != nil && !errors.Is(writeErr, io.ErrClosedPipe) {
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
+		return &SourceError{Err: writeErr}
+	}
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out); err != nil {
+		return fmt.Errorf("%w: read %s %s: %w", ErrUnreachable, method, path, err)
+	}
+	return nil
+}
+
 func (c *Client) send(ctx context.Context, user uuid.UUID, method, path string, in any) (*http.Response, error) {
+	if in == nil {
+		return c.sendBody(ctx, user, method, path, nil, "")
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("bot: encode %s %s: %w", method, path, err)
+	}
+	return c.sendBody(ctx, user, method, path, bytes.NewReader(raw), "application/json")
+}
+
+// sendBody calls method path as user with body of contentType (none when body
+// is nil) and returns a 2xx or 3xx answer open; other answers are errors as Do's.
+func (c *Client) sendBody(ctx context.Context, user uuid.UUID, method, path string, body io.Reader, contentType string) (*http.Response, error) {
 	ref, err := url.Parse(path)
 	if err != nil {
 		return nil, fmt.Errorf("bot: path %q: %w", path, err)
-	}
-	var body io.Reader
-	if in != nil {
-		raw, err := json.Marshal(in)
-		if err != nil {
-			return nil, fmt.Errorf("bot: encode %s %s: %w", method, path, err)
-		}
-		body = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base.ResolveReference(ref).String(), body)
 	if err != nil {
 		return nil, fmt.Errorf("bot: %s %s: %w", method, path, err)
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("X-API-Key", c.key)

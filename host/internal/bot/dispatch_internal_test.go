@@ -61,7 +61,7 @@ func TestDispatcherWaitsWhenFull(t *testing.T) {
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx := context.Background()
 	for i := range waitingAtOnce {
-		d.dispatch(ctx, &messenger.Update{ID: int64(i), ChatID: string(rune('a' + i%26)) + string(rune('a'+i/26))})
+		d.dispatch(ctx, &messenger.Update{ID: int64(i), ChatID: string(rune('a'+i%26)) + string(rune('a'+i/26))})
 	}
 	late, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()

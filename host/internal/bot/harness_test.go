@@ -234,6 +234,7 @@ func setup(t testing.TB, o bundleOpts) *testBundle {
 	newBot := func(t *testing.T, tr messenger.Transport) *bot.Bot {
 		t.Helper()
 		nb, err := bot.New(bot.Config{Pool: pool, Transport: tr, API: client, Now: clk.Now, Logger: log,
+			DashboardURL: "http://lectern.test",
 			CredentialsFunc: func(context.Context) (map[string]string, error) {
 				return map[string]string{"bot_token": "test-token"}, nil
 			}})

@@ -138,7 +138,7 @@ func (h *handler) routes(reg *prometheus.Registry) []Route {
 		{http.MethodDelete, "/api/library/{paper_id}", auth.StrictWithOwnerOverride, f(pp.RemoveFromLibrary)},
 		{http.MethodPost, "/api/library/import", auth.Strict, f(pp.Import)},
 		{http.MethodGet, "/api/search", auth.StrictWithOwnerOverride, f(h.Search.Search)},
-		{http.MethodPost, "/api/papers/upload", auth.Strict, f(upload)},
+		{http.MethodPost, "/api/papers/upload", auth.StrictWithOwnerOverride, f(upload)},
 		{http.MethodPost, "/api/papers/{id}/ingest", auth.StrictWithOwnerOverride, f(ingestURL)},
 		{http.MethodGet, "/api/papers/{id}/pdf", auth.StrictWithOwnerOverride, f(paperPDF)},
 		{http.MethodPost, "/api/papers/{id}/enrich", auth.StrictWithOwnerOverride, f(enrichPaper)},
