@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/lectern-research/lectern/sdk/llm"
 	"github.com/lectern-research/lectern/sdk/messenger"
@@ -119,11 +120,15 @@ func (r guardedRefManager) Push(ctx context.Context, req *refmanager.PushRequest
 
 // guardedMessenger is the Transport the rest of the host uses. Updates is a
 // long-lived stream: it has no timeout and takes no concurrency slot, but ends with
-// protocol.ErrUnavailable when the plugin dies. SetCommands fails with
-// protocol.ErrUnsupported when the plugin has no command menu.
+// protocol.ErrUnavailable when the plugin dies. SetCommands and Download fail
+// with protocol.ErrUnsupported when the plugin has no command menu or cannot
+// pass files on.
 type guardedMessenger struct{ guarded }
 
-var _ messenger.WithCommands = guardedMessenger{}
+var (
+	_ messenger.WithCommands  = guardedMessenger{}
+	_ messenger.WithDownloads = guardedMessenger{}
+)
 
 func (g guardedMessenger) Updates(ctx context.Context, req *messenger.UpdatesRequest, stream messenger.UpdateStream) error {
 	_, err := invoke(ctx, g.m, callOpts{stream: true}, func(ctx context.Context, p messenger.Transport) (struct{}, error) {
@@ -154,6 +159,15 @@ func (g guardedMessenger) SetCommands(ctx context.Context, req *messenger.SetCom
 	return invoke(ctx, g.m, callOpts{}, func(ctx context.Context, p messenger.WithCommands) (*messenger.SetCommandsResponse, error) {
 		return p.SetCommands(ctx, req)
 	})
+}
+
+// Download passes on a file sent to the bot; protocol.ErrUnsupported when the
+// plugin cannot. It holds a concurrency slot and the call timeout like any call.
+func (g guardedMessenger) Download(ctx context.Context, req *messenger.DownloadRequest, w io.Writer) error {
+	_, err := invoke(ctx, g.m, callOpts{}, func(ctx context.Context, p messenger.WithDownloads) (struct{}, error) {
+		return struct{}{}, p.Download(ctx, req, w)
+	})
+	return err
 }
 
 // NamedSource is one healthy paper source.
