@@ -131,6 +131,9 @@ func cmdHelp(ctx context.Context, b *Bot, c *chat, _ string) error {
 	for _, cmd := range Commands {
 		fmt.Fprintf(&sb, "/%s — %s\n", cmd.Name, cmd.Description)
 	}
+	if _, ok := b.cfg.Transport.(messenger.WithDownloads); ok {
+		sb.WriteString("Send me a paper as a PDF file to add it to your library.\n")
+	}
 	return b.send(ctx, c.id, strings.TrimSpace(sb.String()), nil)
 }
 

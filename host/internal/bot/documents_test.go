@@ -116,6 +116,19 @@ func TestAPDFSentToTheBotJoinsTheLibrary(t *testing.T) {
 	again := b.sendFile(t, runner, "ann-chat", &messenger.Document{MessageID: "m2", FileID: "f1", FileName: "copy.pdf", MIMEType: "application/pdf"})
 	require.Len(t, again, 1)
 	require.Equal(t, link, again[0].Buttons[0][0].URL, "the same PDF is the same paper")
+
+	help := func(runner interface {
+		Handle(context.Context, *messenger.Update) error
+	}) string {
+		b.nextID++
+		require.NoError(t, runner.Handle(context.Background(), &messenger.Update{ID: int64(b.nextID), ChatID: "ann-chat",
+			ChatType: messenger.ChatPrivate, From: messenger.User{ID: "ann-chat"}, Command: &messenger.Command{Name: "help"}}))
+		got := b.tr.take("ann-chat")
+		require.Len(t, got, 1)
+		return got[0].Text
+	}
+	require.Contains(t, help(runner), "Send me a paper as a PDF file", "/help says so where the messenger passes files on")
+	require.NotContains(t, help(b.bot), "PDF file", "and not where it cannot")
 }
 
 func firstKey(m map[string]string) string {
