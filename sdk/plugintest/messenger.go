@@ -18,6 +18,7 @@ func (r *runner) messengerChecks() []check {
 	checks := []check{
 		{"typed_errors", r.messengerTypedErrors},
 		{"commands_capability", r.commandsCapability},
+		{"downloads_capability", r.downloadsCapability},
 		{"updates_end_with_context", r.updatesEnd},
 	}
 	if r.opts.ChatID != "" {
@@ -73,6 +74,36 @@ func (r *runner) commandsCapability(ctx context.Context) error {
 		return wantCode("set commands without the commands capability", err, protocol.ErrUnsupported)
 	}
 	return wantCode("set commands with a name holding spaces", err, protocol.ErrBadRequest)
+}
+
+// downloadsCapability checks that the downloads capability is announced if and
+// only if Download is served: without it Download is Unsupported, with it a
+// request naming no file is a BadRequest that writes nothing.
+func (r *runner) downloadsCapability(ctx context.Context) error {
+	dl, ok := r.conn.Plugin.(messenger.WithDownloads)
+	if !ok {
+		return errors.New("the host's client of this plugin cannot download; rebuild the kit against this SDK")
+	}
+	var w countingWriter
+	err := dl.Download(ctx, &messenger.DownloadRequest{Credentials: r.opts.Credentials}, &w)
+	if !r.conn.Info.HasCapability(protocol.CapabilityDownloads) {
+		return wantCode("download without the downloads capability", err, protocol.ErrUnsupported)
+	}
+	if err := wantCode("download naming no file", err, protocol.ErrBadRequest); err != nil {
+		return err
+	}
+	if w.n > 0 {
+		return fmt.Errorf("download naming no file wrote %d bytes before it failed", w.n)
+	}
+	return nil
+}
+
+// countingWriter counts what is written to it.
+type countingWriter struct{ n int }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	return len(p), nil
 }
 
 // updatesEnd starts the update stream and cancels it: Updates must return within

@@ -28,6 +28,7 @@ func TestMessengerChecksFailABrokenPlugin(t *testing.T) {
 	require.Empty(t, got["protocol_version"])
 	require.Contains(t, got["typed_errors"], "send with no chat id succeeded")
 	require.Contains(t, got["commands_capability"], "set commands with a name holding spaces succeeded")
+	require.Contains(t, got["downloads_capability"], "download naming no file succeeded")
 	require.Contains(t, got["updates_end_with_context"], "updates returned no error")
 	require.Contains(t, got["send_edit_round_trip"], "returned no message id")
 	require.Contains(t, got["long_message"], "returned no message id")

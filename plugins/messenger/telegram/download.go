@@ -35,13 +35,13 @@ type tgFile struct {
 // <base>/file/bot<token>/<file_path>, at most req.MaxBytes (at most 20 MB, the
 // Bot API's limit). That URL carries the token, so no error quotes it.
 func (t *Telegram) Download(ctx context.Context, req *messenger.DownloadRequest, w io.Writer) error {
-	c, err := t.call(req.Credentials)
-	if err != nil {
-		return err
-	}
 	id := strings.TrimSpace(req.FileID)
 	if id == "" || len(id) > maxFileID {
 		return protocol.BadRequest("telegram getFile: a file id of at most %d characters is required", maxFileID)
+	}
+	c, err := t.call(req.Credentials)
+	if err != nil {
+		return err
 	}
 	limit := int64(maxDownload)
 	if req.MaxBytes > 0 && req.MaxBytes < limit {

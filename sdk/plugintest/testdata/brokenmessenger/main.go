@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"io"
 
 	"github.com/lectern-research/lectern/sdk/messenger"
 	"github.com/lectern-research/lectern/sdk/protocol"
@@ -37,6 +38,11 @@ func (broken) AnswerCallback(context.Context, *messenger.AnswerCallbackRequest) 
 // SetCommands accepts names no messenger takes.
 func (broken) SetCommands(context.Context, *messenger.SetCommandsRequest) (*messenger.SetCommandsResponse, error) {
 	return &messenger.SetCommandsResponse{}, nil
+}
+
+// Download names no file and still succeeds.
+func (broken) Download(context.Context, *messenger.DownloadRequest, io.Writer) error {
+	return nil
 }
 
 func main() { serve.Messenger(broken{}) }
