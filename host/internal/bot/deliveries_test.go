@@ -195,13 +195,7 @@ func TestRunAnswersTheStream(t *testing.T) {
 	menu := <-tr.menu
 	require.Len(t, menu, len(bot.Commands), "the messenger got the command menu")
 	require.Equal(t, "papers", menu[0].Name)
-	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not stop with its context")
-	}
+	stopRun(t, cancel, done)
 }
 
 // TestAuthorAlert: after the morning deck, the papers of today's deck by authors

@@ -30,27 +30,35 @@ func (g *gatedTransport) Send(ctx context.Context, req *messenger.SendRequest) (
 	return g.scriptedTransport.Send(ctx, req)
 }
 
+// command is update id: the command name (without its slash) from chat's
+// private chat.
+func command(id int64, chat, name string) *messenger.Update {
+	return &messenger.Update{ID: id, ChatID: chat, ChatType: messenger.ChatPrivate, From: messenger.User{ID: chat},
+		Command: &messenger.Command{Name: name}}
+}
+
+// runGated runs a bot whose messenger streams updates and holds every message
+// to chat "slow" until tr.gate closes; cancel stops it and done gets Run's error.
+func runGated(t *testing.T, b *testBundle, updates ...*messenger.Update) (tr *gatedTransport, cancel context.CancelFunc, done chan error) {
+	t.Helper()
+	tr = &gatedTransport{slowChat: "slow", gate: make(chan struct{}), scriptedTransport: &scriptedTransport{
+		chatTransport: b.tr, offsets: make(chan int64, 4), menu: make(chan []messenger.BotCommand, 4), updates: updates}}
+	runner := b.withTransport(t, tr)
+	ctx, cancel := context.WithCancel(context.Background())
+	done = make(chan error, 1)
+	go func() { done <- runner.Run(ctx) }()
+	return tr, cancel, done
+}
+
 // TestRunAnswersChatsSideBySide: while one chat's answer is held up, other
 // chats are answered; each chat's updates are answered in the order they came;
 // Run returns once its context ends, with the held answer abandoned.
 func TestRunAnswersChatsSideBySide(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{})
-	update := func(id int64, chat, command string) *messenger.Update {
-		return &messenger.Update{ID: id, ChatID: chat, ChatType: messenger.ChatPrivate, From: messenger.User{ID: chat},
-			Command: &messenger.Command{Name: command}}
-	}
-	tr := &gatedTransport{slowChat: "slow", gate: make(chan struct{}), scriptedTransport: &scriptedTransport{
-		chatTransport: b.tr, offsets: make(chan int64, 4), menu: make(chan []messenger.BotCommand, 4),
-		updates: []*messenger.Update{
-			update(1, "slow", "start"), update(2, "slow", "pair"),
-			update(3, "quick", "start"), update(4, "quick", "pair"),
-		}}}
-	runner := b.withTransport(t, tr)
-	ctx, cancel := context.WithCancel(context.Background())
+	tr, cancel, done := runGated(t, b, command(1, "slow", "start"), command(2, "slow", "pair"),
+		command(3, "quick", "start"), command(4, "quick", "pair"))
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
 
 	var quick []sent
 	require.Eventually(t, func() bool { quick = append(quick, b.tr.take("quick")...); return len(quick) == 2 },
@@ -66,13 +74,7 @@ func TestRunAnswersChatsSideBySide(t *testing.T) {
 	require.Contains(t, slow[0].Text, "not paired", "the slow chat's order holds too")
 	require.Contains(t, slow[1].Text, "Send the token")
 
-	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not stop with its context")
-	}
+	stopRun(t, cancel, done)
 }
 
 // TestRunReturnsWhileAnAnswerIsHeld: an answer held up when the context ends
@@ -80,22 +82,9 @@ func TestRunAnswersChatsSideBySide(t *testing.T) {
 func TestRunReturnsWhileAnAnswerIsHeld(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOpts{})
-	tr := &gatedTransport{slowChat: "slow", gate: make(chan struct{}), scriptedTransport: &scriptedTransport{
-		chatTransport: b.tr, offsets: make(chan int64, 4), menu: make(chan []messenger.BotCommand, 4),
-		updates: []*messenger.Update{{ID: 1, ChatID: "slow", ChatType: messenger.ChatPrivate,
-			From: messenger.User{ID: "slow"}, Command: &messenger.Command{Name: "start"}}}}}
-	runner := b.withTransport(t, tr)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
+	tr, cancel, done := runGated(t, b, command(1, "slow", "start"))
 	<-tr.offsets
 	<-tr.menu
-	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not stop with an answer held")
-	}
+	stopRun(t, cancel, done)
 	require.Empty(t, b.tr.take("slow"))
 }

@@ -331,6 +331,19 @@ func (b *testBundle) pair(t *testing.T, chat string, u uuid.UUID) {
 	require.Contains(t, got[0].Text, "Paired.")
 }
 
+// stopRun ends a Run started with cancel's context and waits for it to return
+// (on done) without an error.
+func stopRun(t *testing.T, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not stop with its context")
+	}
+}
+
 func texts(ms []sent) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
