@@ -84,6 +84,10 @@ func (c *Client) Stream(ctx context.Context, user uuid.UUID, method, path string
 	return resp.Body, nil
 }
 
+// uploadTimeout bounds an upload: a PDF of 50 MB read from a messenger at
+// 200 kB/s.
+const uploadTimeout = 5 * time.Minute
+
 // SourceError is an upload whose bytes could not be had: Err is what the
 // upload's writer returned. The API keeps nothing of an upload cut short.
 type SourceError struct{ Err error }
@@ -116,7 +120,11 @@ func (c *Client) Upload(ctx context.Context, user uuid.UUID, filename string, wr
 		}
 		pw.CloseWithError(err)
 	}()
-	resp, err := c.sendBody(ctx, user, method, path, pr, mw.FormDataContentType())
+	// The PDF arrives as the messenger sends it, so the upload may take longer
+	// than an ordinary call: it gets uploadTimeout instead of the client's own.
+	hc := *c.http
+	hc.Timeout = max(hc.Timeout, uploadTimeout)
+	resp, err := c.sendBody(ctx, &hc, user, method, path, pr, mw.FormDataContentType())
 	// The API may answer before it has read everything (a refusal): the writer
 	// then fails on the closed pipe, which is not the source's fault.
 	_ = pr.Close()
@@ -139,18 +147,19 @@ func (c *Client) Upload(ctx context.Context, user uuid.UUID, filename string, wr
 
 func (c *Client) send(ctx context.Context, user uuid.UUID, method, path string, in any) (*http.Response, error) {
 	if in == nil {
-		return c.sendBody(ctx, user, method, path, nil, "")
+		return c.sendBody(ctx, c.http, user, method, path, nil, "")
 	}
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return nil, fmt.Errorf("bot: encode %s %s: %w", method, path, err)
 	}
-	return c.sendBody(ctx, user, method, path, bytes.NewReader(raw), "application/json")
+	return c.sendBody(ctx, c.http, user, method, path, bytes.NewReader(raw), "application/json")
 }
 
-// sendBody calls method path as user with body of contentType (none when body
-// is nil) and returns a 2xx or 3xx answer open; other answers are errors as Do's.
-func (c *Client) sendBody(ctx context.Context, user uuid.UUID, method, path string, body io.Reader, contentType string) (*http.Response, error) {
+// sendBody calls method path as user through hc with body of contentType (none
+// when body is nil) and returns a 2xx or 3xx answer open; other answers are
+// errors as Do's.
+func (c *Client) sendBody(ctx context.Context, hc *http.Client, user uuid.UUID, method, path string, body io.Reader, contentType string) (*http.Response, error) {
 	ref, err := url.Parse(path)
 	if err != nil {
 		return nil, fmt.Errorf("bot: path %q: %w", path, err)
@@ -165,7 +174,7 @@ func (c *Client) sendBody(ctx context.Context, user uuid.UUID, method, path stri
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("X-API-Key", c.key)
 	req.Header.Set("X-Owner-User-Id", user.String())
-	resp, err := c.http.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s %s: %w", ErrUnreachable, method, path, err)
 	}
