@@ -17,7 +17,6 @@ import (
 // uploadResult is what POST /api/papers/upload answers.
 type uploadResult struct {
 	PaperID string `json:"paper_id"`
-	Status  string `json:"status"`
 	Message string `json:"message"`
 }
 

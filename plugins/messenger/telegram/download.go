@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -99,12 +98,12 @@ func (t *Telegram) fetchFile(ctx context.Context, c *call, path string, limit in
 	case res.ContentLength > limit:
 		return tooLarge(limit)
 	}
-	n, err := io.Copy(markedWriter{w}, io.LimitReader(res.Body, limit+1))
-	if err != nil {
-		var we *writeError
-		if errors.As(err, &we) {
-			return we.err
-		}
+	dst := &keptWriter{w: w}
+	n, err := io.Copy(dst, io.LimitReader(res.Body, limit+1))
+	switch {
+	case dst.err != nil:
+		return dst.err
+	case err != nil:
 		return t.fileError(ctx, fctx, c, err)
 	}
 	if n > limit {
@@ -136,18 +135,15 @@ func mib(n int64) string {
 	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }
 
-// writeError marks a failure of the caller's writer, which is passed on as it is.
-type writeError struct{ err error }
+// keptWriter keeps its writer's error, which is the caller's and is passed on
+// as it is, apart from the connection's.
+type keptWriter struct {
+	w   io.Writer
+	err error
+}
 
-func (e *writeError) Error() string { return e.err.Error() }
-
-// markedWriter marks its writer's errors as writeError.
-type markedWriter struct{ w io.Writer }
-
-func (m markedWriter) Write(p []byte) (int, error) {
-	n, err := m.w.Write(p)
-	if err != nil {
-		err = &writeError{err}
-	}
+func (k *keptWriter) Write(p []byte) (int, error) {
+	n, err := k.w.Write(p)
+	k.err = err
 	return n, err
 }
